@@ -1,0 +1,29 @@
+# The whole set-up is `make demo` and `make test`; both bootstrap .venv through `make install`.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install test demo bench clean
+
+install: $(STAMP)
+
+# Re-install only when the project metadata changes; the install is editable, so code edits
+# need nothing.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest
+
+demo: install
+	$(BIN)/flipcheck demo
+
+bench: install
+	$(BIN)/flipcheck bench plan
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,18 @@
+"""Errors the CLI turns into exit code 2 and one line on stderr."""
+
+from __future__ import annotations
+
+__all__ = ["InputError", "UsageError"]
+
+
+class InputError(Exception):
+    """A malformed input file: ``flipcheck: SOURCE: MESSAGE``."""
+
+    def __init__(self, source: str, message: str):
+        super().__init__(f"{source}: {message}")
+        self.source = source
+        self.message = message
+
+
+class UsageError(Exception):
+    """A bad option or argument: ``flipcheck: MESSAGE``."""

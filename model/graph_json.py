@@ -1,0 +1,194 @@
+"""The job-graph JSON format, flipcheck's public input contract.
+
+::
+
+    {"vertices": [{"id": "src", "parallelism": 4}, ...],
+     "edges": [{"source": "src", "target": "map", "pattern": "ALL_TO_ALL" | "POINTWISE"}, ...],
+     "states": {"src": ["FINISHED", "RUNNING", ...]},   # optional; default every task RUNNING
+     "checkpoints_after_tasks_finished": true}          # optional; default true
+
+Vertex order is arbitrary. Unknown keys on a vertex are kept in ``JobVertex.extra`` (later models
+read per-vertex flags from there). Every problem is reported as a :class:`GraphFormatError` whose
+message names the field and the problem, e.g. ``vertices[1].parallelism: 0 is outside 1..32768``.
+
+Example
+-------
+>>> g = parse_graph({"vertices": [{"id": "b", "parallelism": 2}, {"id": "a", "parallelism": 2}],
+...                  "edges": [{"source": "a", "target": "b", "pattern": "POINTWISE"}]})
+>>> g.topological_order
+('a', 'b')
+>>> parse_graph({"vertices": []})
+Traceback (most recent call last):
+...
+flipcheck.model.graph_json.GraphFormatError: vertices: no vertices
+"""
+
+from __future__ import annotations
+
+import json
+from types import MappingProxyType
+from typing import Any
+
+from .jobgraph import (
+    EXECUTION_STATES,
+    MAX_PARALLELISM,
+    PATTERNS,
+    RUNNING,
+    GraphStructureError,
+    JobEdge,
+    JobGraph,
+    JobVertex,
+)
+
+__all__ = ["GraphFormatError", "parse_graph", "load_graph", "loads_graph", "graph_to_json", "dumps_graph"]
+
+_TOP_LEVEL_KEYS = {"vertices", "edges", "states", "checkpoints_after_tasks_finished", "name", "comment"}
+_EDGE_KEYS = {"source", "target", "pattern"}
+_VALID_STATES = frozenset(EXECUTION_STATES)
+
+
+class GraphFormatError(ValueError):
+    """A job-graph document that does not follow the format; the message is one line."""
+
+
+def _fail(where: str, problem: str) -> GraphFormatError:
+    return GraphFormatError(f"{where}: {problem}")
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+def _expect(value: Any, kind: type, where: str, what: str) -> Any:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise _fail(where, f"expected {what}, got {_type_name(value)}")
+    return value
+
+
+def parse_graph(document: Any) -> JobGraph:
+    """Validate a decoded JSON document and build the :class:`JobGraph` it describes."""
+    _expect(document, dict, "top level", "an object")
+    unknown = sorted(set(document) - _TOP_LEVEL_KEYS)
+    if unknown:
+        raise _fail(unknown[0], f"unknown key (expected one of {', '.join(sorted(_TOP_LEVEL_KEYS))})")
+    if "vertices" not in document:
+        raise _fail("vertices", "missing key")
+    raw_vertices = _expect(document["vertices"], list, "vertices", "an array")
+    if not raw_vertices:
+        raise _fail("vertices", "no vertices")
+    vertices = []
+    for n, raw in enumerate(raw_vertices):
+        where = f"vertices[{n}]"
+        _expect(raw, dict, where, "an object")
+        for key in ("id", "parallelism"):
+            if key not in raw:
+                raise _fail(f"{where}.{key}", "missing key")
+        vertex_id = _expect(raw["id"], str, f"{where}.id", "a string")
+        if not vertex_id:
+            raise _fail(f"{where}.id", "empty vertex id")
+        parallelism = raw["parallelism"]
+        if isinstance(parallelism, float) and parallelism.is_integer():
+            raise _fail(f"{where}.parallelism", f"{parallelism} is not an integer")
+        _expect(parallelism, int, f"{where}.parallelism", "an integer")
+        if not 1 <= parallelism <= MAX_PARALLELISM:
+            raise _fail(f"{where}.parallelism", f"{parallelism} is outside 1..{MAX_PARALLELISM}")
+        extra = {k: v for k, v in raw.items() if k not in ("id", "parallelism")}
+        vertices.append(JobVertex(vertex_id, parallelism, MappingProxyType(extra)))
+
+    edges = []
+    raw_edges = _expect(document.get("edges", []), list, "edges", "an array")
+    for n, raw in enumerate(raw_edges):
+        where = f"edges[{n}]"
+        _expect(raw, dict, where, "an object")
+        for key in ("source", "target", "pattern"):
+            if key not in raw:
+                raise _fail(f"{where}.{key}", "missing key")
+        unknown = sorted(set(raw) - _EDGE_KEYS)
+        if unknown:
+            raise _fail(f"{where}.{unknown[0]}", "unknown key (expected source, target, pattern)")
+        source = _expect(raw["source"], str, f"{where}.source", "a string")
+        target = _expect(raw["target"], str, f"{where}.target", "a string")
+        pattern = _expect(raw["pattern"], str, f"{where}.pattern", "a string")
+        if pattern not in PATTERNS:
+            raise _fail(f"{where}.pattern", f"unknown pattern {pattern!r} (expected ALL_TO_ALL or POINTWISE)")
+        edges.append(JobEdge(source, target, pattern))
+
+    states = {}
+    raw_states = _expect(document.get("states", {}), dict, "states", "an object")
+    for vertex_id, vertex_states in raw_states.items():
+        where = f"states.{vertex_id}"
+        _expect(vertex_states, list, where, "an array of state names")
+        # The subset test runs at C speed (millions of states); only on failure do we look for
+        # the position. Non-strings are never members, unhashable ones raise TypeError.
+        try:
+            all_valid = _VALID_STATES.issuperset(vertex_states)
+        except TypeError:
+            all_valid = False
+        if not all_valid:
+            for k, state in enumerate(vertex_states):
+                if not isinstance(state, str):
+                    raise _fail(f"{where}[{k}]", f"expected a state name, got {_type_name(state)}")
+                if state not in _VALID_STATES:
+                    raise _fail(f"{where}[{k}]", f"unknown state {state!r} (expected one of {', '.join(EXECUTION_STATES)})")
+        states[vertex_id] = vertex_states
+
+    flag = document.get("checkpoints_after_tasks_finished", True)
+    _expect(flag, bool, "checkpoints_after_tasks_finished", "a boolean")
+    try:
+        return JobGraph(tuple(vertices), tuple(edges), states, flag)
+    except GraphStructureError as error:
+        raise GraphFormatError(str(error)) from None
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise GraphFormatError(f"{key}: duplicate key in one object")
+            seen.add(key)
+    return document
+
+
+def loads_graph(text: str | bytes) -> JobGraph:
+    """Parse JSON text; invalid JSON, absurd nesting and format errors become GraphFormatError."""
+    try:
+        document = json.loads(text, object_pairs_hook=_reject_duplicate_keys)
+    except RecursionError:
+        raise GraphFormatError("nesting too deep") from None
+    except UnicodeDecodeError as error:
+        raise GraphFormatError(f"not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except json.JSONDecodeError as error:
+        raise GraphFormatError(f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+    return parse_graph(document)
+
+
+def load_graph(path: str) -> JobGraph:
+    """Read a graph file; an unreadable file raises GraphFormatError too."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read()
+    except OSError as error:
+        raise GraphFormatError(f"cannot read file ({error.strerror})") from None
+    return loads_graph(text)
+
+
+def graph_to_json(graph: JobGraph, *, include_states: bool = True) -> dict[str, Any]:
+    """The document that :func:`parse_graph` turns back into ``graph``."""
+    document: dict[str, Any] = {
+        "vertices": [{"id": v.id, "parallelism": v.parallelism, **dict(v.extra)} for v in graph.vertices],
+        "edges": [{"source": e.source, "target": e.target, "pattern": e.pattern} for e in graph.edges],
+    }
+    if include_states:
+        non_default = {v: list(s) for v, s in graph.states.items() if any(x != RUNNING for x in s)}
+        if non_default:
+            document["states"] = non_default
+    document["checkpoints_after_tasks_finished"] = graph.checkpoints_after_tasks_finished
+    return document
+
+
+def dumps_graph(graph: JobGraph) -> str:
+    return json.dumps(graph_to_json(graph))
