@@ -18,6 +18,7 @@ from .errors import InputError, UsageError
 COMMANDS = {
     "plan": "plan",
     "prove": "prove",
+    "barriers": "barriers",
     "render": "render",
     "import-plan": "import_plan",
     "bench": "bench",
