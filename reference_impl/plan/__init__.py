@@ -1,7 +1,7 @@
 """Checkpoint-plan algorithms, selectable by name.
 
->>> sorted(PLAN_ALGORITHMS)
-['flink', 'flink-before-40482', 'naive', 'spec', 'wiki-a', 'wiki-b']
+>>> [name for name in PLAN_ALGORITHMS if name not in MAIN_ALGORITHMS]
+['flink-before-22379', 'flink-before-22003', 'trigger-sources-only', 'flink-before-22863']
 """
 
 from __future__ import annotations
@@ -12,9 +12,18 @@ from flipcheck.model.jobgraph import JobGraph
 from flipcheck.model.plan import PlanResult, checkpoint_plan
 
 from .flink import FlinkPlanCalculator
-from .variants import FlinkBefore40482PlanCalculator, NaivePlanCalculator, WikiAPlanCalculator, WikiBPlanCalculator
+from .variants import (
+    FlinkBefore22003PlanCalculator,
+    FlinkBefore22379PlanCalculator,
+    FlinkBefore22863PlanCalculator,
+    FlinkBefore40482PlanCalculator,
+    NaivePlanCalculator,
+    TriggerSourcesOnlyPlanCalculator,
+    WikiAPlanCalculator,
+    WikiBPlanCalculator,
+)
 
-__all__ = ["PLAN_ALGORITHMS", "PLAN_CALCULATORS", "plan_algorithm"]
+__all__ = ["PLAN_ALGORITHMS", "PLAN_CALCULATORS", "MAIN_ALGORITHMS", "CORRECT_ALGORITHMS", "plan_algorithm"]
 
 PLAN_CALCULATORS = {
     c.name: c
@@ -24,8 +33,16 @@ PLAN_CALCULATORS = {
         WikiAPlanCalculator,
         WikiBPlanCalculator,
         FlinkBefore40482PlanCalculator,
+        FlinkBefore22379PlanCalculator,
+        FlinkBefore22003PlanCalculator,
+        TriggerSourcesOnlyPlanCalculator,
+        FlinkBefore22863PlanCalculator,
     )
 }
+# The algorithms the issue names (engine, baseline, the seed's pseudocode, one bug); the others
+# are mutants that re-create historical bugs and design alternatives.
+MAIN_ALGORITHMS = ("spec", "flink", "naive", "wiki-a", "wiki-b", "flink-before-40482")
+CORRECT_ALGORITHMS = ("spec", "flink", "naive", "wiki-a")
 
 PLAN_ALGORITHMS: dict[str, Callable[[JobGraph], PlanResult]] = {"spec": checkpoint_plan}
 PLAN_ALGORITHMS.update({name: cls().calculate for name, cls in PLAN_CALCULATORS.items()})

@@ -9,6 +9,9 @@ checks, the wait/commit/finished sets) is Flink's.
 * ``wiki-b`` — the seed's second Appendix pseudocode (topological walk, ``tasks_to_check`` with
   union), as written. See :class:`WikiBPlanCalculator` for how its ambiguous lines are read.
 * ``flink-before-40482`` — counted CANCELED and FAILED tasks as finished (facts §5, FLINK-40482).
+* ``flink-before-22379``, ``flink-before-22003`` — the earlier, weaker "tasks started" checks.
+* ``trigger-sources-only`` — the pre-FLIP-147 coordinator (seed, Figure 1).
+* ``flink-before-22863`` — float POINTWISE wiring (FLINK-22863).
 
 Example
 -------
@@ -27,8 +30,18 @@ from typing import Sequence
 from flipcheck.model.jobgraph import ALL_TO_ALL, TERMINAL_STATES, JobGraph
 
 from .flink import FlinkPlanCalculator
+from .wiring import float_ceil_wiring
 
-__all__ = ["NaivePlanCalculator", "WikiAPlanCalculator", "WikiBPlanCalculator", "FlinkBefore40482PlanCalculator"]
+__all__ = [
+    "NaivePlanCalculator",
+    "WikiAPlanCalculator",
+    "WikiBPlanCalculator",
+    "FlinkBefore40482PlanCalculator",
+    "FlinkBefore22379PlanCalculator",
+    "FlinkBefore22003PlanCalculator",
+    "TriggerSourcesOnlyPlanCalculator",
+    "FlinkBefore22863PlanCalculator",
+]
 
 
 class _ExecutionGraphScan(FlinkPlanCalculator):
@@ -150,3 +163,42 @@ class FlinkBefore40482PlanCalculator(FlinkPlanCalculator):
 
     def is_running(self, state: str) -> bool:
         return state not in TERMINAL_STATES
+
+
+class FlinkBefore22379PlanCalculator(FlinkPlanCalculator):
+    """FLINK-22379: ``checkTasksStarted`` looked at tasksToTrigger only, so a non-RUNNING task
+    that is waited for but not triggered let the checkpoint start (and then expire)."""
+
+    name = "flink-before-22379"
+
+    def tasks_started(self, graph, plan):
+        return all(graph.state(t) == "RUNNING" for t in plan.tasks_to_trigger)
+
+
+class FlinkBefore22003PlanCalculator(FlinkBefore22379PlanCalculator):
+    """FLINK-22003: before it, the trigger check rejected only CREATED, SCHEDULED and DEPLOYING,
+    so e.g. an INITIALIZING or CANCELING source could still be triggered."""
+
+    name = "flink-before-22003"
+
+    def tasks_started(self, graph, plan):
+        return all(graph.state(t) not in ("CREATED", "SCHEDULED", "DEPLOYING") for t in plan.tasks_to_trigger)
+
+
+class TriggerSourcesOnlyPlanCalculator(FlinkPlanCalculator):
+    """The behaviour FLIP-147 replaces (seed, Figure 1): the coordinator keeps triggering the
+    original sources, finished or not, so a task behind a finished source never hears of the
+    checkpoint."""
+
+    name = "trigger-sources-only"
+
+    def trigger_roots(self, graph, running, cardinality, running_indices):
+        return {v: range(graph.parallelism(v)) for v in graph.topological_order if not graph.inputs(v)}
+
+
+class FlinkBefore22863PlanCalculator(FlinkPlanCalculator):
+    """FLINK-22863: Flink 1.13's first EdgeManagerBuildUtil computed POINTWISE consumer ranges
+    for ``U < D`` with ``Math.ceil`` over single-precision floats (wrong for large parallelism)."""
+
+    name = "flink-before-22863"
+    wiring = staticmethod(float_ceil_wiring)

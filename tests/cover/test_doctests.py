@@ -1,0 +1,30 @@
+"""Every module's docstring example runs (networkx style: the examples are documentation)."""
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import flipcheck
+
+PACKAGES = ["flipcheck", "flipcheck.model", "flipcheck.reference_impl", "flipcheck.properties", "flipcheck.generators"]
+
+
+def _modules():
+    names = []
+    for package_name in PACKAGES:
+        package = importlib.import_module(package_name)
+        names.append(package_name)
+        for info in pkgutil.walk_packages(package.__path__, prefix=package_name + "."):
+            if ".commands." in info.name:
+                continue
+            names.append(info.name)
+    return sorted(set(names))
+
+
+@pytest.mark.parametrize("module_name", _modules())
+def test_docstring_examples(module_name):
+    module = importlib.import_module(module_name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.IGNORE_EXCEPTION_DETAIL)
+    assert result.failed == 0, f"{result.failed} doctest failures in {module_name}"
