@@ -1,13 +1,58 @@
-"""Placeholder: implemented in its own commit."""
-HELP = "(not yet implemented)"
-DESCRIPTION = HELP
+"""``flipcheck bench``: measured speed of flipcheck's algorithms."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+HELP = "measure speed: plan algorithms in tasks per second"
+DESCRIPTION = """\
+Benchmarks (speed goals are measured here, never by timed tests).
+
+  flipcheck bench plan      tasks per second of `flink` and `naive` at 10k, 100k and 1M tasks,
+                            on a typical pipeline and on the seed's adversarial O(n^2) case
+"""
+EPILOG = """\
+examples:
+  flipcheck bench plan
+  flipcheck bench plan --algorithms flink,naive,wiki-a --budget 10 --json
+
+Measurements predicted to take longer than --budget seconds are skipped and shown as such.
+End-to-end CLI timing (parse + plan + print) is in benchmarks/plan_cli.sh.
+"""
+
+TARGETS = ("plan",)
 
 
 def configure(parser) -> None:
-    pass
+    parser.add_argument("target", choices=TARGETS, metavar="TARGET", help="what to measure: %(choices)s")
+    parser.add_argument("--algorithms", default="flink,naive", help="comma-separated plan algorithms (default: %(default)s)")
+    parser.add_argument("--budget", type=float, default=30.0, help="skip a measurement predicted to exceed this many seconds")
+    parser.add_argument("--json", action="store_true", help="one JSON object per measurement")
 
 
 def run(args) -> int:
     from flipcheck.errors import UsageError
+    from flipcheck.reference_impl.plan import PLAN_ALGORITHMS
+    from flipcheck.bench_plan import bench_plan
 
-    raise UsageError("not implemented yet")
+    names = [n.strip() for n in args.algorithms.split(",") if n.strip()]
+    unknown = [n for n in names if n not in PLAN_ALGORITHMS]
+    if unknown or not names:
+        raise UsageError(f"--algorithms: unknown algorithm {unknown[0] if unknown else '(none)'!r}")
+    if args.budget <= 0:
+        raise UsageError("--budget: must be positive")
+    progress = None if args.json else (lambda text: sys.stderr.write(f"  measuring {text}...\r"))
+    if not args.json:
+        print(f"{'algorithm':<20} {'shape':<12} {'tasks':>10} {'seconds':>9} {'tasks/s':>12}")
+    for row in bench_plan(tuple(names), budget=args.budget, progress=progress):
+        if args.json:
+            print(json.dumps({"algorithm": row.algorithm, "shape": row.shape, "tasks": row.tasks,
+                              "seconds": row.seconds, "tasks_per_second": row.tasks_per_second,
+                              "skipped_predicted_seconds": row.predicted_seconds}))
+        elif row.seconds is None:
+            print(f"{row.algorithm:<20} {row.shape:<12} {row.tasks:>10} {'skipped':>9} (predicted {row.predicted_seconds:,.0f} s)")
+        else:
+            print(f"{row.algorithm:<20} {row.shape:<12} {row.tasks:>10} {row.seconds:>9.3f} {row.tasks_per_second:>12,.0f}")
+        sys.stdout.flush()
+    return 0
