@@ -263,7 +263,7 @@ def _merge_smallest_neighbours(runs: list[list], limit: int) -> list[list]:
 
 
 def _fill(look: Look) -> str:
-    if look.mark in (TRIGGERED,):
+    if look.mark == TRIGGERED:
         return _BLUE
     if look.mark == ALGORITHM_ONLY:
         return _RED
@@ -284,7 +284,10 @@ def _node_style(look: Look | None, group: Group) -> dict[str, str]:
         stripes = ":".join(
             f"{_TINT.get(colour, colour)};{shares[colour] / total:.3f}" for colour in _STRIPE_ORDER if colour in shares
         )
-        return {"shape": "box", "style": "striped", "fillcolor": stripes, "color": "black"}
+        style = {"shape": "box", "style": "striped", "fillcolor": stripes, "color": "black"}
+        if any(each.mark == SPEC_ONLY or each.notes for each in group.looks):
+            style.update(color=_RED, penwidth="3")  # collapsing must not hide a difference
+        return style
     style = {"fillcolor": _fill(look), "color": "black", "fontcolor": "black"}
     if style["fillcolor"] in (_BLUE, _RED):
         style.update(fontcolor="white", penwidth="2")
@@ -301,9 +304,12 @@ _SHORT = {TRIGGERED: "triggered", ALGORITHM_ONLY: "algorithm only", SPEC_ONLY: "
 
 
 def _describe(look: Look) -> str:
+    """A few words for one kind of subtask in a mixed group's label."""
     if look.mark is not None:
-        return _SHORT[look.mark] if look.state == RUNNING else f"{_SHORT[look.mark]} {look.state}"
-    return {RUNNING: "running", FINISHED: "finished"}.get(look.state, look.state)
+        words = _SHORT[look.mark] if look.state == RUNNING else f"{_SHORT[look.mark]} {look.state}"
+    else:
+        words = {RUNNING: "running", FINISHED: "finished"}.get(look.state, look.state)
+    return words + "".join(f" ({note})" for note in look.notes)
 
 
 def _node_label(group: Group) -> str:
@@ -370,7 +376,9 @@ def _build_dot(
 
     dot = graphviz.Digraph("checkpoint_plan")
     dot.attr(
-        compound="true", rankdir="LR", newrank="true", nodesep="0.12", ranksep="0.8",
+        # remincross=false: a second crossing minimisation over clusters would undo the
+        # subtask order the invisible edges below ask for.
+        compound="true", rankdir="LR", newrank="true", remincross="false", nodesep="0.12", ranksep="1.1",
         fontname=_FONT, labelloc="t", labeljust="l", label=_title_label(title_lines, compare=compare, declined=declined),
     )
     dot.attr("node", shape="box", style="rounded,filled", fontname=_FONT, fontsize="11", height="0.3", margin="0.08,0.03")
@@ -391,14 +399,20 @@ def _build_dot(
             )
             for node_id, group in zip(node_ids[vertex_id], groups[vertex_id]):
                 cluster.node(node_id, label=_node_label(group), **_node_style(group.look, group))
+            # Invisible flat edges keep the subtasks in index order, top to bottom (dot would
+            # reorder them to save crossings; with rankdir=LR a flat edge points upwards).
+            for upper, lower in zip(node_ids[vertex_id], node_ids[vertex_id][1:]):
+                cluster.edge(lower, upper, style="invis")
 
+    # Edge texts are xlabels: a plain label would add a rank of label nodes between the
+    # vertices, and with remincross=false those make edges take long detours.
     for edge in graph.edges:
         if edge.pattern == ALL_TO_ALL:
             tail, head = node_ids[edge.source], node_ids[edge.target]
             dead = edge.source in fully_finished
             dot.edge(
                 tail[len(tail) // 2], head[len(head) // 2], ltail=clusters[edge.source], lhead=clusters[edge.target],
-                label="ALL_TO_ALL", penwidth="3", style="bold", arrowsize="1",
+                xlabel="ALL_TO_ALL", penwidth="3", style="bold", arrowsize="1",
                 color=_DARK_GREY if dead else "#333333", fontcolor=_MUTED if dead else "black",
             )
         else:
@@ -406,7 +420,7 @@ def _build_dot(
                 dead = _all_finished(groups[edge.source][j])
                 dot.edge(
                     node_ids[edge.source][j], node_ids[edge.target][k], style="dashed",
-                    color=_DARK_GREY if dead else "#333333", label="POINTWISE" if n == 0 else None,
+                    color=_DARK_GREY if dead else "#333333", xlabel="POINTWISE" if n == 0 else None,
                     fontcolor=_MUTED,
                 )
     return dot.source

@@ -67,7 +67,9 @@ def _nodes(graph, source):
 
 
 def _edges(source):
-    return [(m.group(1), m.group(2), m.group(3)) for m in map(_EDGE.match, source.splitlines()) if m]
+    """Drawn edges (the invisible ones only keep subtasks in order)."""
+    matches = [m for m in map(_EDGE.match, source.splitlines()) if m and "style=invis" not in m.group(3)]
+    return [(m.group(1), m.group(2), m.group(3)) for m in matches]
 
 
 def _task_fill(graph, source):
@@ -264,3 +266,36 @@ def test_dot_draws_an_svg_that_is_xml_and_names_the_vertices(tmp_path):
     assert {'src <1> & "q"', "sink", "0-14", "15-29"} <= texts  # sink's 30 subtasks: two groups
     png = render_counterexample(FIGURE1, "wiki-b", str(tmp_path / "cex.png"))
     assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_difference_inside_a_mixed_group_stays_visible():
+    graph = JobGraph.build([("v", 60)], states={"v": [FINISHED, RUNNING] * 30})
+    spec = checkpoint_plan(graph)
+    missed_one = CheckpointPlan(TaskSet.of(t for t in spec.tasks_to_trigger if t != ("v", 31)), spec.tasks_to_wait_for,
+                                spec.tasks_to_commit_to, spec.finished_tasks, spec.fully_finished_vertices)
+    nodes = _nodes(graph, counterexample_dot_source(graph, "x", result=missed_one))
+    holder = [a for v, first, last, a, _ in nodes if first <= 31 <= last]
+    assert "style=striped" in holder[0] and _attribute(holder[0], "color") == PALETTE["triggered by the algorithm only"]  # red
+    assert "1 spec only" in _attribute(holder[0], "label")
+    others = [a for v, first, last, a, _ in nodes if not first <= 31 <= last]
+    assert all(_attribute(a, "color") == "black" for a in others)
+
+
+@needs_dot
+def test_dot_lays_out_every_vertex_subtasks_top_to_bottom_in_index_order():
+    from flipcheck.generators.choices import SeededChooser
+    from flipcheck.generators.job_graphs import generate_job_graph
+    import graphviz
+
+    for case in range(25):
+        graph = generate_job_graph(SeededChooser.for_case("render-order", case), max_vertices=6, max_parallelism=12)
+        source = plan_dot_source(graph, "flink")
+        heights = {}
+        for line in graphviz.Source(source).pipe(format="plain").decode().splitlines():
+            parts = line.split()
+            if parts[0] == "node" and _NODE.match(f"{parts[1]} []"):
+                heights[parts[1]] = float(parts[3])
+        nodes = _nodes(graph, source)
+        for vertex_id, first, _, _, node_id in nodes:
+            below = [n for v, f, *_, n in nodes if v == vertex_id and f > first]
+            assert all(heights[node_id] > heights[n] for n in below), (case, vertex_id, first)
