@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from flipcheck.model.graph_json import decode_json, read_input_file
 from flipcheck.model.jobgraph import (
     ALL_TO_ALL,
     MAX_PARALLELISM,
@@ -381,22 +382,9 @@ def import_plan(document: Any, *, chain: bool = False) -> ImportedPlan:
 
 def loads_plan(text: str | bytes, *, chain: bool = False) -> ImportedPlan:
     """Parse JSON text; invalid JSON and absurd nesting become PlanFormatError."""
-    try:
-        document = json.loads(text)
-    except RecursionError:
-        raise PlanFormatError("nesting too deep") from None
-    except UnicodeDecodeError as error:
-        raise PlanFormatError(f"not UTF-8 text ({error.reason} at byte {error.start})") from None
-    except json.JSONDecodeError as error:
-        raise PlanFormatError(f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
-    return import_plan(document, chain=chain)
+    return import_plan(decode_json(text, PlanFormatError, strict_keys=False), chain=chain)
 
 
 def load_plan(path: str, *, chain: bool = False) -> ImportedPlan:
     """Read a plan file; an unreadable file raises PlanFormatError too."""
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read()
-    except OSError as error:
-        raise PlanFormatError(f"cannot read file ({error.strerror})") from None
-    return loads_plan(text, chain=chain)
+    return loads_plan(read_input_file(path, PlanFormatError), chain=chain)

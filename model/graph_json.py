@@ -40,7 +40,16 @@ from .jobgraph import (
     JobVertex,
 )
 
-__all__ = ["GraphFormatError", "parse_graph", "load_graph", "loads_graph", "graph_to_json", "dumps_graph"]
+__all__ = [
+    "GraphFormatError",
+    "parse_graph",
+    "load_graph",
+    "loads_graph",
+    "decode_json",
+    "read_input_file",
+    "graph_to_json",
+    "dumps_graph",
+]
 
 _TOP_LEVEL_KEYS = {"vertices", "edges", "states", "checkpoints_after_tasks_finished", "name", "comment"}
 _EDGE_KEYS = {"source", "target", "pattern"}
@@ -153,27 +162,40 @@ def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return document
 
 
+def decode_json(text: str | bytes, error_type: type[ValueError] = GraphFormatError, *, strict_keys: bool = True) -> Any:
+    """Decode JSON text; invalid JSON, absurd nesting, non-UTF-8 bytes and (with
+    ``strict_keys``) a key repeated in one object become ``error_type`` with a one-line message."""
+    try:
+        if strict_keys:
+            return json.loads(text, object_pairs_hook=_reject_duplicate_keys)
+        return json.loads(text)
+    except GraphFormatError as error:
+        raise error_type(str(error)) from None
+    except RecursionError:
+        raise error_type("nesting too deep") from None
+    except UnicodeDecodeError as error:
+        raise error_type(f"not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except json.JSONDecodeError as error:
+        raise error_type(f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+
+
+def read_input_file(path: str, error_type: type[ValueError] = GraphFormatError) -> bytes:
+    """The bytes of an input file; an unreadable file becomes ``error_type``."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise error_type(f"cannot read file ({error.strerror})") from None
+
+
 def loads_graph(text: str | bytes) -> JobGraph:
     """Parse JSON text; invalid JSON, absurd nesting and format errors become GraphFormatError."""
-    try:
-        document = json.loads(text, object_pairs_hook=_reject_duplicate_keys)
-    except RecursionError:
-        raise GraphFormatError("nesting too deep") from None
-    except UnicodeDecodeError as error:
-        raise GraphFormatError(f"not UTF-8 text ({error.reason} at byte {error.start})") from None
-    except json.JSONDecodeError as error:
-        raise GraphFormatError(f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
-    return parse_graph(document)
+    return parse_graph(decode_json(text))
 
 
 def load_graph(path: str) -> JobGraph:
     """Read a graph file; an unreadable file raises GraphFormatError too."""
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read()
-    except OSError as error:
-        raise GraphFormatError(f"cannot read file ({error.strerror})") from None
-    return loads_graph(text)
+    return loads_graph(read_input_file(path))
 
 
 def graph_to_json(graph: JobGraph, *, include_states: bool = True) -> dict[str, Any]:
