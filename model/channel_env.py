@@ -24,7 +24,7 @@ Example
 >>> cfg = Config(channels=2)
 >>> env = initial_env(cfg)
 >>> problem(cfg, env, 0b01, data(0))             # channel 0 is blocked
-'channel 0 is blocked (aligned checkpoint waits for its other channels)'
+'channel 0 is blocked (its barrier arrived; the checkpoint waits for the other channels)'
 >>> env = apply(env, end_of_partition(1))
 >>> problem(cfg, env, 0, barrier(1, 1))
 'channel 1 already delivered EndOfPartition'
@@ -92,7 +92,7 @@ def problem(config: Config, env: ChannelEnv, blocked: int, event: tuple) -> str 
     if env.ended >> ch & 1:
         return f"channel {ch} already delivered EndOfPartition"
     if blocked >> ch & 1:
-        return f"channel {ch} is blocked (aligned checkpoint waits for its other channels)"
+        return f"channel {ch} is blocked (its barrier arrived; the checkpoint waits for the other channels)"
     if env.last_rpc and kind != END:
         return f"the upstream of channel {ch} finished (RPC trigger {env.last_rpc}): only EndOfPartition can follow"
     owed = env.owed[ch]

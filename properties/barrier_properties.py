@@ -172,6 +172,8 @@ class _CompletionUnblocks(Monitor):
         if blocked != after.blocked:
             return blocked, (f"outputs leave channels {channels_of(blocked)} blocked, "
                              f"the handler reports {channels_of(after.blocked)}")
+        if after.blocked and after.pending is None:
+            return blocked, f"channels {channels_of(after.blocked)} blocked while no checkpoint is pending"
         return blocked, None
 
 
@@ -364,8 +366,9 @@ def aligned_holds_records_after_barrier(config: Config, trace: Sequence[Step]) -
 
 
 def completed_checkpoint_leaves_no_channel_blocked(config: Config, trace: Sequence[Step]) -> list[Violation]:
-    """When a checkpoint completes or aborts on the task no channel is blocked any more; the
-    blocked/unblocked outputs agree with the blocked set the handler reports."""
+    """When a checkpoint completes or aborts on the task no channel is blocked any more, and no
+    channel is blocked while nothing is pending; the blocked/unblocked outputs agree with the
+    blocked set the handler reports."""
     return _BY_NAME["completed_checkpoint_leaves_no_channel_blocked"].check(config, trace)
 
 
@@ -432,7 +435,7 @@ BARRIER_PROPERTIES: tuple[Property, ...] = (
              "facts §2.2: WaitingForFirstBarrier/CollectingBarriers block the channel of each barrier "
              "until all arrived"),
     Property("completed_checkpoint_leaves_no_channel_blocked", completed_checkpoint_leaves_no_channel_blocked,
-             "completion and abort unblock every channel",
+             "completion and abort unblock every channel; nothing pending, nothing blocked",
              "facts §2.2: trigger -> unblock all; abort -> unblock all"),
     Property("blocked_channels_are_open", blocked_channels_are_open,
              "a channel that ended is never blocked",

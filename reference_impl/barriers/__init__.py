@@ -1,0 +1,30 @@
+"""Task-side barrier handling as an engine implements it, and its named variants.
+
+``HANDLERS`` maps a name to a task class: ``flink`` (Flink as shipped: CheckpointedInputGate,
+SingleCheckpointBarrierHandler with its state classes, CheckpointBarrierTracker) and every
+variant of :mod:`.variants`. ``make_task(config, name)`` builds one.
+
+>>> sorted(HANDLERS)[:4]
+['abort-keeps-channels-blocked', 'announcement-eop-no-alignment-start', 'eop-aborts-pending', 'eop-not-aligned']
+>>> from flipcheck.model.barriers import Config, barrier
+>>> make_task(Config(channels=1), "flink").process(barrier(7, 0))
+(('alignment_start', 7), ('blocked', 0), ('triggered', 7, 'aligned'), ('unblocked', 0), ('completed', 7))
+"""
+
+from __future__ import annotations
+
+from flipcheck.model.barriers import Config
+
+from .task import Task
+from .variants import VARIANTS, BarrierVariant
+
+__all__ = ["HANDLERS", "VARIANTS", "Task", "BarrierVariant", "make_task"]
+
+HANDLERS: dict[str, type[Task]] = {"flink": Task, **VARIANTS}
+
+
+def make_task(config: Config, name: str = "flink") -> Task:
+    try:
+        return HANDLERS[name](config)
+    except KeyError:
+        raise ValueError(f"unknown handler {name!r} (expected one of {', '.join(sorted(HANDLERS))})") from None

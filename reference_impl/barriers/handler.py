@@ -299,6 +299,8 @@ STATE_CLASSES = {cls.__name__: cls for cls in (
 class SingleCheckpointBarrierHandler:
     """One checkpoint at a time (facts §2.1). Build with :meth:`aligned` or :meth:`alternating`."""
 
+    input_channels_class = InputChannels
+
     def __init__(self, channels: int, initial_state_class, alternating: bool, after_finished: bool, out: list):
         self.out = out
         self.channels = channels
@@ -312,7 +314,7 @@ class SingleCheckpointBarrierHandler:
         self.num_open_channels = channels
         self.all_barriers_received_done = False
         self.alignment_timer: Barrier | None = None
-        self.current_state = initial_state_class(ChannelState(out, InputChannels(out, channels)))
+        self.current_state = initial_state_class(ChannelState(out, self.input_channels_class(out, channels)))
 
     @classmethod
     def aligned(cls, channels: int, after_finished: bool, out: list) -> "SingleCheckpointBarrierHandler":
@@ -455,6 +457,7 @@ class SingleCheckpointBarrierHandler:
          self.pending_checkpoint_barrier, aligned, self.target_channel_count, self.num_open_channels,
          self.all_barriers_received_done, self.alignment_timer, blocked, last_barrier, persisting) = snapshot
         self.aligned_channels = set(aligned)
-        state = ChannelState(self.out, InputChannels(self.out, self.channels, last_barrier, persisting), blocked)
+        inputs = self.input_channels_class(self.out, self.channels, last_barrier, persisting)
+        state = ChannelState(self.out, inputs, blocked)
         cls = STATE_CLASSES[key[0]]
         self.current_state = cls(key[1], state) if len(key) > 1 else cls(state)

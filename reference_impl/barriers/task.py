@@ -35,6 +35,8 @@ class Task:
     """One task's input gate and barrier handler; subclasses are the named variants."""
 
     name = "flink"
+    single_handler_class = SingleCheckpointBarrierHandler
+    tracker_class = CheckpointBarrierTracker
 
     def __init__(self, config: Config):
         self.config = config
@@ -49,10 +51,10 @@ class Task:
     def create_handler(self):
         cfg = self.config
         if cfg.mode == AT_LEAST_ONCE:
-            return CheckpointBarrierTracker(cfg.channels, cfg.after_finished, self.out)
+            return self.tracker_class(cfg.channels, cfg.after_finished, self.out)
         if cfg.mode == ALIGNED:
-            return SingleCheckpointBarrierHandler.aligned(cfg.channels, cfg.after_finished, self.out)
-        return SingleCheckpointBarrierHandler.alternating_handler(cfg.channels, cfg.after_finished, self.out)
+            return self.single_handler_class.aligned(cfg.channels, cfg.after_finished, self.out)
+        return self.single_handler_class.alternating_handler(cfg.channels, cfg.after_finished, self.out)
 
     def barrier(self, checkpoint_id: int) -> Barrier:
         """The barrier the configured checkpoints carry (CheckpointOptions)."""
@@ -73,9 +75,7 @@ class Task:
             checkpoint_id, channel = event[1], event[2]
             if exactly_once:
                 handler.inputs.barrier_arrived(channel, checkpoint_id)
-                handler.process_barrier(self.barrier(checkpoint_id), channel, False)
-            else:
-                handler.process_barrier(checkpoint_id, channel)
+            self.deliver_barrier(checkpoint_id, channel)
         elif kind == DATA:
             if exactly_once:
                 handler.inputs.record_arrived(event[1])
@@ -106,6 +106,13 @@ class Task:
         # triggerUnfinishedChannelsCheckpoint: an RPC barrier for every unfinished channel.
         for channel in channels_of(self.open_channels):
             self.process_rpc_barrier(checkpoint_id, channel)
+
+    def deliver_barrier(self, checkpoint_id: int, channel: int) -> None:
+        """A barrier from the network: CheckpointedInputGate -> processBarrier(b, ch, false)."""
+        if self.config.mode == AT_LEAST_ONCE:
+            self.handler.process_barrier(checkpoint_id, channel, False)
+        else:
+            self.handler.process_barrier(self.barrier(checkpoint_id), channel, False)
 
     def process_rpc_barrier(self, checkpoint_id: int, channel: int) -> None:
         if self.config.mode == AT_LEAST_ONCE:

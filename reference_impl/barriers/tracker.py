@@ -104,12 +104,15 @@ class CheckpointBarrierTracker:
     def process_end_of_partition(self, channel: int) -> None:
         self.num_open_channels -= 1
         if not self.after_finished:
-            while self.pending_checkpoints:
-                count = self.pending_checkpoints.popleft()
-                if count.mark_aborted():
-                    self.notify_abort(count.checkpoint_id, INPUT_END_OF_STREAM)
+            self.abort_pending_checkpoints(INPUT_END_OF_STREAM)
             return
         self.check_alignment_on_end_of_partition(channel)
+
+    def abort_pending_checkpoints(self, reason: str) -> None:
+        while self.pending_checkpoints:
+            count = self.pending_checkpoints.popleft()
+            if count.mark_aborted():
+                self.notify_abort(count.checkpoint_id, reason)
 
     def check_alignment_on_end_of_partition(self, channel: int) -> None:
         """The newest pending checkpoint that only waited for this channel completes."""
