@@ -1,0 +1,134 @@
+"""Drivers: run a property check over many generated cases within a time budget.
+
+A *check* is ``case -> list[Violation]`` (a property, or all of a suite's properties, applied
+to one case). A *generator* is written once against :class:`~flipcheck.generators.choices.Chooser`
+(see :mod:`flipcheck.generators.choices`), so the same generator is driven here two ways:
+
+* :func:`seeded_driver` — ``SeededChooser.for_case(seed, index)`` for index 0, 1, 2, …: every
+  case has an id that regenerates it exactly;
+* :func:`hypothesis_driver` — hypothesis draws the choices (and explores its own corners).
+
+Both count cases and violations per property name and stop at the budget.
+
+Example
+-------
+>>> from flipcheck.properties.violation import Violation
+>>> def generate(chooser):
+...     return chooser.integer(0, 9)
+>>> def check(n):
+...     return [Violation("small", f"{n} < 3")] if n < 3 else []
+>>> tally = seeded_driver(generate, check, budget_seconds=5, max_cases=200, seed="doc")
+>>> tally.cases, 0 < tally.violations["small"] < 200
+(200, True)
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from flipcheck.generators.choices import Chooser, HypothesisChooser, SeededChooser
+from flipcheck.properties.violation import Violation
+
+__all__ = ["Tally", "seeded_driver", "hypothesis_driver"]
+
+Generate = Callable[[Chooser], Any]
+Check = Callable[[Any], list[Violation]]
+
+
+@dataclass
+class Tally:
+    """What a driver saw: cases run, violations per property, the first violating case."""
+
+    driver: str
+    cases: int = 0
+    violations: Counter = field(default_factory=Counter)
+    first_violation: tuple[Any, list[Violation]] | None = None
+    first_violation_case_number: int | None = None
+    seconds: float = 0.0
+
+    def record(self, case: Any, found: list[Violation]) -> None:
+        self.cases += 1
+        for name in {v.property for v in found}:
+            self.violations[name] += 1
+        if found and self.first_violation is None:
+            self.first_violation = (case, found)
+            self.first_violation_case_number = self.cases
+
+
+def seeded_driver(
+    generate: Generate,
+    check: Check,
+    *,
+    budget_seconds: float,
+    seed: str | int = 0,
+    max_cases: int | None = None,
+    stop_at_first: bool = False,
+) -> Tally:
+    """Cases ``SeededChooser.for_case(seed, i)`` for i = 0, 1, … until the budget or ``max_cases``."""
+    tally = Tally("seeded")
+    start = time.perf_counter()
+    deadline = start + budget_seconds
+    index = 0
+    while (max_cases is None or index < max_cases) and time.perf_counter() < deadline:
+        case = generate(SeededChooser.for_case(seed, index))
+        tally.record(case, check(case))
+        index += 1
+        if stop_at_first and tally.first_violation is not None:
+            break
+    tally.seconds = time.perf_counter() - start
+    return tally
+
+
+def hypothesis_driver(
+    generate: Generate,
+    check: Check,
+    *,
+    budget_seconds: float,
+    batch: int = 100,
+    max_cases: int | None = None,
+    stop_at_first: bool = False,
+) -> Tally:
+    """Hypothesis draws the choices, in derandomised batches (batch k uses seed k) until the
+    budget. Violations are recorded, not raised, so the search goes on after the first.
+
+    Hypothesis cannot stop a run half-way without calling the test flaky, so each batch is
+    sized from the time the previous cases took; the budget may be overrun by one case."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis import strategies as st
+
+    tally = Tally("hypothesis")
+    start = time.perf_counter()
+    deadline = start + budget_seconds
+    strategy = st.composite(lambda draw: generate(HypothesisChooser(draw)))()
+
+    def one_case(data):
+        case = data.draw(strategy)
+        tally.record(case, check(case))
+
+    batch_number, size = 0, min(batch, 20)
+    while True:
+        remaining_cases = None if max_cases is None else max_cases - tally.cases
+        if remaining_cases is not None:
+            size = min(size, remaining_cases)
+        if size <= 0 or time.perf_counter() >= deadline:
+            break
+        run_settings = settings(
+            max_examples=size, deadline=None, database=None, derandomize=False,
+            suppress_health_check=list(HealthCheck), phases=[Phase.generate],
+        )
+        before, began = tally.cases, time.perf_counter()
+        hypothesis_seed(batch_number)(run_settings(given(data=st.data())(one_case)))()
+        batch_number += 1
+        if stop_at_first and tally.first_violation is not None:
+            break
+        ran = tally.cases - before
+        if ran == 0:
+            break  # hypothesis exhausted the generator's space
+        per_case = (time.perf_counter() - began) / ran
+        size = max(1, min(batch * 10, int((deadline - time.perf_counter()) / max(per_case, 1e-6))))
+    tally.seconds = time.perf_counter() - start
+    return tally
