@@ -22,6 +22,7 @@ COMMANDS = {
     "render": "render",
     "import-plan": "import_plan",
     "bench": "bench",
+    "verify": "verify",
     "demo": "demo",
 }
 

@@ -1,0 +1,28 @@
+"""`flipcheck verify`: the JSON contract, exit codes, and that a buggy variant is reported."""
+
+import json
+
+from flipcheck.cli import main
+
+
+def test_plan_suite_json_contract_and_no_violation(capsys):
+    assert main(["verify", "--suite", "plan", "--budget", "2", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) == {"suite", "properties", "violations"}
+    assert report["suite"] == "plan" and report["violations"] == 0
+    assert all(set(row) == {"name", "cases", "violations", "driver"} for row in report["properties"])
+    assert all(row["cases"] > 0 for row in report["properties"])
+
+
+def test_buggy_variant_exits_1_with_violations(capsys):
+    assert main(["verify", "--suite", "plan", "--budget", "2", "--variant", "wiki-b", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    violated = {row["name"] for row in report["properties"] if row["violations"]}
+    assert {"no_triggered_task_has_running_predecessor", "equals_spec"} <= violated
+
+
+def test_bad_options_exit_2_one_line(capsys):
+    assert main(["verify", "--suite", "plan", "--variant", "nope"]) == 2
+    assert main(["verify", "--suite", "plan", "--budget", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 2 and "--variant" in err and "--budget" in err
