@@ -49,6 +49,7 @@ View(pending=None, blocked=0, open=1)
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Sequence, Union
 
@@ -61,7 +62,7 @@ __all__ = [
     "MAX_CHECKPOINTS_TO_TRACK",
     "Config", "HandlerState", "TrackerState", "Entry", "State", "View", "Step",
     "barrier", "cancel", "end_of_partition", "data", "rpc_trigger", "timeout", "announce",
-    "initial_state", "step", "view", "run", "final_state", "channels_of",
+    "initial_state", "step", "view", "run", "final_state", "channels_of", "parse_event", "format_event",
 ]
 
 ALIGNED = "aligned"
@@ -219,6 +220,53 @@ def timeout() -> tuple:
 
 def announce(checkpoint_id: int, channel: int) -> tuple:
     return (ANNOUNCE, checkpoint_id, channel)
+
+
+_TOKEN = re.compile(r"(?:(?P<kind>[BCA])(?P<id>\d+)@(?P<ch>\d+)|E@(?P<end>\d+)|D@(?P<data>\d+)|T(?P<rpc>\d+)|TIMEOUT)")
+
+
+def parse_event(token: str) -> tuple:
+    """The event a CLI token stands for: ``B<id>@<ch>``, ``C<id>@<ch>``, ``A<id>@<ch>``,
+    ``E@<ch>``, ``D@<ch>``, ``T<id>``, ``TIMEOUT`` (ids >= 1).
+
+    >>> [parse_event(t) for t in ("B3@1", "E@0", "T4", "TIMEOUT")]
+    [('B', 3, 1), ('E', 0), ('T', 4), ('TIMEOUT',)]
+    >>> parse_event("B0@1")
+    Traceback (most recent call last):
+    ValueError: checkpoint ids start at 1
+    """
+    match = _TOKEN.fullmatch(token)
+    if match is None:
+        raise ValueError("expected B<id>@<ch>, C<id>@<ch>, A<id>@<ch>, E@<ch>, D@<ch>, T<id> or TIMEOUT")
+    if match["kind"]:
+        event = (match["kind"], int(match["id"]), int(match["ch"]))
+    elif match["end"] is not None:
+        event = (END, int(match["end"]))
+    elif match["data"] is not None:
+        event = (DATA, int(match["data"]))
+    elif match["rpc"] is not None:
+        event = (RPC, int(match["rpc"]))
+    else:
+        event = (TIMEOUT,)
+    if event[0] in (BARRIER, CANCEL, ANNOUNCE, RPC) and event[1] < 1:
+        raise ValueError("checkpoint ids start at 1")
+    return event
+
+
+def format_event(event: tuple) -> str:
+    """The CLI token of an event (inverse of :func:`parse_event`).
+
+    >>> format_event(("C", 2, 0)), format_event(("D", 1))
+    ('C2@0', 'D@1')
+    """
+    kind = event[0]
+    if kind in (BARRIER, CANCEL, ANNOUNCE):
+        return f"{kind}{event[1]}@{event[2]}"
+    if kind in (END, DATA):
+        return f"{kind}@{event[1]}"
+    if kind == RPC:
+        return f"T{event[1]}"
+    return TIMEOUT
 
 
 def channels_of(mask: int) -> list[int]:
