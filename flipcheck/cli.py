@@ -23,6 +23,7 @@ COMMANDS = {
     "import-plan": "import_plan",
     "bench": "bench",
     "verify": "verify",
+    "mutants": "mutants",
     "demo": "demo",
 }
 

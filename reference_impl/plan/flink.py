@@ -46,6 +46,8 @@ class FlinkPlanCalculator:
     """``DefaultCheckpointPlanCalculator.calculateCheckpointPlan`` step by step."""
 
     name = "flink"
+    # The Flink issue a variant re-creates (None for the engine and for design alternatives).
+    flink_issue: str | None = None
     # The POINTWISE wiring Flink uses (EdgeManagerBuildUtil since FLINK-22863).
     wiring = staticmethod(integer_wiring)
 

@@ -131,6 +131,7 @@ class WikiBPlanCalculator(FlinkPlanCalculator):
     """
 
     name = "wiki-b"
+    flink_issue = None
 
     def trigger_roots(self, graph, running, cardinality, running_indices):
         tasks_to_check = {v: set(range(graph.parallelism(v))) for v in graph.topological_order}
@@ -160,6 +161,7 @@ class FlinkBefore40482PlanCalculator(FlinkPlanCalculator):
     tasks were treated as finished and silently dropped from the tasks to wait for."""
 
     name = "flink-before-40482"
+    flink_issue = "FLINK-40482"
 
     def is_running(self, state: str) -> bool:
         return state not in TERMINAL_STATES
@@ -170,6 +172,7 @@ class FlinkBefore22379PlanCalculator(FlinkPlanCalculator):
     that is waited for but not triggered let the checkpoint start (and then expire)."""
 
     name = "flink-before-22379"
+    flink_issue = "FLINK-22379"
 
     def tasks_started(self, graph, plan):
         return all(graph.state(t) == "RUNNING" for t in plan.tasks_to_trigger)
@@ -180,6 +183,7 @@ class FlinkBefore22003PlanCalculator(FlinkBefore22379PlanCalculator):
     so e.g. an INITIALIZING or CANCELING source could still be triggered."""
 
     name = "flink-before-22003"
+    flink_issue = "FLINK-22003"
 
     def tasks_started(self, graph, plan):
         return all(graph.state(t) not in ("CREATED", "SCHEDULED", "DEPLOYING") for t in plan.tasks_to_trigger)
@@ -191,6 +195,7 @@ class TriggerSourcesOnlyPlanCalculator(FlinkPlanCalculator):
     checkpoint."""
 
     name = "trigger-sources-only"
+    flink_issue = None
 
     def trigger_roots(self, graph, running, cardinality, running_indices):
         return {v: range(graph.parallelism(v)) for v in graph.topological_order if not graph.inputs(v)}
@@ -201,4 +206,5 @@ class FlinkBefore22863PlanCalculator(FlinkPlanCalculator):
     for ``U < D`` with ``Math.ceil`` over single-precision floats (wrong for large parallelism)."""
 
     name = "flink-before-22863"
+    flink_issue = "FLINK-22863"
     wiring = staticmethod(float_ceil_wiring)

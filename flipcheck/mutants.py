@@ -1,0 +1,154 @@
+"""The mutant catalogue: real historical bugs and rejected designs, and how fast the suite
+catches each one.
+
+Mutants are not copies: each is a named variant registered next to the implementation it
+modifies (``reference_impl/plan/variants.py``, ``reference_impl/barriers/variants.py``, the
+protocol and recovery variants). This module gathers them into one catalogue and *hunts* each
+with its suite's drivers, cheapest first, until the first violation or the budget.
+
+A :class:`Detection` records which property caught the mutant, with which driver, after how
+many cases, in how many seconds, and the size of the counterexample (tasks, or trace steps).
+
+Example
+-------
+>>> entry = catalogue()["wiki-b"]
+>>> entry.suite, entry.flink_issue
+('plan', None)
+>>> detection = hunt(entry, budget_seconds=10)
+>>> detection.caught, detection.property
+(True, 'no_triggered_task_has_running_predecessor')
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["Mutant", "Detection", "catalogue", "hunt", "HUNTERS", "CATALOGUE_SOURCES"]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    suite: str
+    variant: str  # the name the suite's registry knows it by
+    flink_issue: str | None
+    description: str
+
+
+@dataclass
+class Detection:
+    caught: bool
+    property: str | None = None
+    driver: str | None = None
+    cases_to_detection: int | None = None
+    seconds: float = 0.0
+    counterexample_size: int | None = None
+    counterexample: object = None
+
+
+def _first_line(text: str | None) -> str:
+    return " ".join((text or "").strip().split("\n\n")[0].split())
+
+
+# -- plan -----------------------------------------------------------------------------------
+
+
+def _plan_mutants() -> list[Mutant]:
+    from flipcheck.reference_impl.plan import CORRECT_ALGORITHMS, PLAN_CALCULATORS
+
+    return [
+        Mutant(name, "plan", name, cls.flink_issue, _first_line(cls.__doc__))
+        for name, cls in PLAN_CALCULATORS.items()
+        if name not in CORRECT_ALGORITHMS
+    ]
+
+
+def _hunt_plan(mutant: Mutant, budget_seconds: float) -> Detection:
+    """Seeded generator, then hypothesis, then z3 on the example topologies, then the wiring
+    property on sampled large parallelisms (where float rounding shows)."""
+    from flipcheck.drivers import hypothesis_driver, seeded_driver
+    from flipcheck.generators.job_graphs import generate_job_graph
+    from flipcheck.properties.plan_properties import WIRING_PROPERTY, check_plan
+    from flipcheck.reference_impl.plan import PLAN_CALCULATORS, plan_algorithm
+
+    started = time.perf_counter()
+    deadline = started + budget_seconds
+    algorithm = plan_algorithm(mutant.variant)
+    check = lambda graph: check_plan(graph, algorithm(graph))  # noqa: E731
+    generate = lambda chooser: generate_job_graph(chooser, max_vertices=5, max_parallelism=4)  # noqa: E731
+    cases_before = 0
+    for driver in (seeded_driver, hypothesis_driver):
+        share = (deadline - time.perf_counter()) / 4
+        kwargs = {"seed": f"mutant-{mutant.id}"} if driver is seeded_driver else {}
+        tally = driver(generate, check, budget_seconds=share, stop_at_first=True, **kwargs)
+        if tally.first_violation is not None:
+            graph, violations = tally.first_violation
+            return Detection(True, violations[0].property, tally.driver, cases_before + tally.first_violation_case_number,
+                             time.perf_counter() - started, graph.num_tasks, graph)
+        cases_before += tally.cases
+
+    from flipcheck.model.graph_json import load_graph
+    from flipcheck.properties.z3_plan import prove_plan
+    from flipcheck.verify_plan import EXAMPLE_GRAPHS
+
+    for number, path in enumerate(sorted(EXAMPLE_GRAPHS.glob("*.json")), 1):
+        graph = load_graph(str(path))
+        if graph.num_tasks > 100 or time.perf_counter() > deadline:
+            continue
+        for domain in ("binary", "all"):
+            proof = prove_plan(graph, mutant.variant, domain=domain, shrink_seconds=2)
+            if not proof.proved:
+                return Detection(True, proof.differences[0].property, "z3", cases_before + number,
+                                 time.perf_counter() - started, proof.counterexample.num_tasks, proof.counterexample)
+
+    wiring = PLAN_CALCULATORS[mutant.variant].wiring
+    rng = random.Random(f"mutant-{mutant.id}")
+    pairs = 0
+    while time.perf_counter() < deadline:
+        upstream = rng.randint(1, 32768)
+        downstream = rng.randint(1, 32768)
+        pairs += 1
+        violations = WIRING_PROPERTY.check(upstream, downstream, wiring)
+        if violations:
+            return Detection(True, violations[0].property, "sweep", cases_before + pairs,
+                             time.perf_counter() - started, upstream + downstream, (upstream, downstream))
+    return Detection(False, seconds=time.perf_counter() - started)
+
+
+# -- registry --------------------------------------------------------------------------------
+
+# suite -> "module:function" returning that suite's mutants; imported lazily, skipped when the
+# suite is not part of this build.
+CATALOGUE_SOURCES = {
+    "plan": _plan_mutants,
+}
+HUNTERS: dict[str, Callable[[Mutant, float], Detection]] = {
+    "plan": _hunt_plan,
+}
+
+
+def _resolve(reference):
+    if callable(reference):
+        return reference
+    module_name, function_name = reference.split(":")
+    return getattr(importlib.import_module(module_name), function_name)
+
+
+def catalogue() -> dict[str, Mutant]:
+    """Every mutant of every suite in this build, by id."""
+    mutants: dict[str, Mutant] = {}
+    for suite, source in CATALOGUE_SOURCES.items():
+        for mutant in _resolve(source)():
+            if mutant.id in mutants:
+                raise ValueError(f"mutant id {mutant.id!r} is registered twice")
+            mutants[mutant.id] = mutant
+    return mutants
+
+
+def hunt(mutant: Mutant, budget_seconds: float) -> Detection:
+    """Run the mutant's suite drivers until the first violation or the budget."""
+    return _resolve(HUNTERS[mutant.suite])(mutant, budget_seconds)

@@ -1,0 +1,21 @@
+"""Every mutant in the catalogue is caught within the CI budget (issue: kill rate 100%)."""
+
+import pytest
+
+from flipcheck.mutants import catalogue, hunt
+
+CI_BUDGET_SECONDS = 30
+
+
+@pytest.mark.parametrize("mutant_id", sorted(catalogue()))
+def test_mutant_is_caught(mutant_id):
+    mutant = catalogue()[mutant_id]
+    detection = hunt(mutant, CI_BUDGET_SECONDS)
+    assert detection.caught, f"{mutant_id} ({mutant.flink_issue}) survived {CI_BUDGET_SECONDS} s"
+    assert detection.property and detection.driver and detection.cases_to_detection >= 1
+
+
+def test_catalogue_entries_are_documented():
+    for mutant in catalogue().values():
+        assert mutant.description, mutant.id
+        assert mutant.flink_issue is None or mutant.flink_issue.startswith("FLINK-"), mutant.id
