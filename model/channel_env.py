@@ -78,7 +78,7 @@ def problem(config: Config, env: ChannelEnv, blocked: int, event: tuple) -> str 
     """Why ``event`` cannot happen next (``None``: it can). ``blocked`` is the handler's."""
     kind = event[0]
     if kind == TIMEOUT:
-        return None if config.alternating else "TIMEOUT needs --mode unaligned with --alignment-timeout"
+        return None if config.alternating else "TIMEOUT needs an alignment timeout (--mode unaligned --alignment-timeout K, K > 0)"
     if kind == RPC:
         if not config.after_finished:
             return "an RPC trigger reaches a non-source task only with checkpoints after tasks finished"
@@ -101,7 +101,7 @@ def problem(config: Config, env: ChannelEnv, blocked: int, event: tuple) -> str 
     if kind == END:
         return f"channel {ch} announced barrier {owed}, which must come first" if owed else None
     if kind == ANNOUNCE and not config.alternating:
-        return "announcements exist only with --mode unaligned --alignment-timeout"
+        return "announcements need an alignment timeout (--mode unaligned --alignment-timeout K, K > 0)"
     if owed and not (kind == BARRIER and event[1] == owed):
         return f"channel {ch} announced barrier {owed}, which must come first"
     if event[1] <= env.last[ch]:
