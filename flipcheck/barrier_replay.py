@@ -124,23 +124,13 @@ def summary(result: Replay) -> dict:
             "open_channels": last.open.bit_count(), "in_flight": in_flight}
 
 
+_DESCRIBE = {BLOCKED: "block {1}", UNBLOCKED: "unblock {1}", ALIGNMENT_START: "alignment {1} starts",
+             TRIGGERED: "TRIGGER {1} ({2})", COMPLETED: "complete {1}", ABORTED: "ABORT {1} ({2})",
+             IN_FLIGHT: "in-flight data of {1} (record #{record} of channel {2})"}
+
+
 def describe_output(output: tuple, record_index: int | None = None) -> str:
-    kind = output[0]
-    if kind == BLOCKED:
-        return f"block {output[1]}"
-    if kind == UNBLOCKED:
-        return f"unblock {output[1]}"
-    if kind == ALIGNMENT_START:
-        return f"alignment {output[1]} starts"
-    if kind == TRIGGERED:
-        return f"TRIGGER {output[1]} ({output[2]})"
-    if kind == COMPLETED:
-        return f"complete {output[1]}"
-    if kind == IN_FLIGHT:
-        return f"in-flight data of {output[1]} (record #{record_index} of channel {output[2]})"
-    if kind == ABORTED:
-        return f"ABORT {output[1]} ({output[2]})"
-    return str(output)
+    return _DESCRIBE[output[0]].format(*output, record=record_index)
 
 
 def _channels(mask: int) -> str:
