@@ -55,7 +55,7 @@ def configure(parser) -> None:
     )
     parser.add_argument(
         "--render", metavar="FILE.svg",
-        help="also draw the counterexample (plan of --algorithm) to this file; nothing is drawn when proved",
+        help="also draw the counterexample (the algorithm's plan against the spec's); nothing is drawn when proved",
     )
     parser.add_argument(
         "--no-shrink", dest="shrink", action="store_false",
@@ -81,10 +81,12 @@ def _renderer(out_path: str):
 
 
 def run(args) -> int:
-    from flipcheck.errors import InputError
+    from flipcheck.errors import InputError, UsageError
     from flipcheck.model.graph_json import GraphFormatError, graph_to_json, load_graph
-    from flipcheck.properties.z3_plan import EncodingMismatch, prove_plan
+    from flipcheck.properties.z3_plan import PLAN_ENCODERS, EncodingMismatch, prove_plan
 
+    if args.algorithm not in PLAN_ENCODERS:
+        raise UsageError(f"no z3 encoding for {args.algorithm!r} yet (encoded: {', '.join(sorted(PLAN_ENCODERS))})")
     try:
         graph = load_graph(args.graph)
     except GraphFormatError as error:
