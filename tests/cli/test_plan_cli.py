@@ -16,15 +16,6 @@ FIGURE1 = {
 }
 
 
-@pytest.fixture
-def graph_file(tmp_path):
-    def write(document, name="g.json"):
-        path = tmp_path / name
-        path.write_text(document if isinstance(document, str) else json.dumps(document))
-        return str(path)
-    return write
-
-
 def test_json_output_has_the_contract_fields_in_order(graph_file, capsys):
     assert main(["plan", "--json", graph_file(FIGURE1)]) == 0
     line = capsys.readouterr().out.strip()
