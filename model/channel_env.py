@@ -5,7 +5,9 @@ can happen next, so that generators, exhaustive exploration and the replay CLI o
 (or accept) behaviour real channels can show:
 
 * V1 per channel FIFO, checkpoint ids increasing: barriers and cancellation markers of one
-  channel carry strictly increasing ids (one of the two per checkpoint at most).
+  channel carry strictly increasing ids, except that a cancellation marker may follow the
+  barrier of the same checkpoint (the upstream task failed that checkpoint after emitting its
+  barrier; Flink's AlignedCheckpointsTest#testIgnoreCancelBarrierIfCheckpointSubsumed).
 * V2 nothing after EndOfPartition on that channel.
 * V3 a blocked channel delivers nothing (the network stops it after an aligned barrier,
   facts §2.2); blocking is the handler's output, so the caller passes the handler's
@@ -42,17 +44,19 @@ __all__ = ["ChannelEnv", "initial_env", "apply", "problem", "enabled", "candidat
 
 
 class ChannelEnv(NamedTuple):
-    """Per channel: ended?, last barrier/cancellation id, announced id still owed (0: none)."""
+    """Per channel: ended?, last barrier/cancellation id (and whether it was a cancellation),
+    announced id still owed (0: none)."""
 
     ended: int           # bit mask of channels that delivered EndOfPartition
     last: tuple          # per channel: the last barrier or cancellation id (0: none yet)
+    cancelled: int       # bit mask: the channel's last id came with a cancellation marker
     owed: tuple          # per channel: announced barrier id not delivered yet (0: none)
     last_rpc: int        # the last RPC-triggered id (0: none); > 0 means every upstream finished
 
 
 def initial_env(config: Config) -> ChannelEnv:
     zeros = (0,) * config.channels
-    return ChannelEnv(ended=0, last=zeros, owed=zeros, last_rpc=0)
+    return ChannelEnv(ended=0, last=zeros, cancelled=0, owed=zeros, last_rpc=0)
 
 
 def _set(values: tuple, index: int, value: int) -> tuple:
@@ -62,9 +66,12 @@ def _set(values: tuple, index: int, value: int) -> tuple:
 def apply(env: ChannelEnv, event: tuple) -> ChannelEnv:
     """The environment after a (valid) event."""
     kind = event[0]
-    if kind in (BARRIER, CANCEL):
+    if kind == BARRIER:
         ch = event[2]
-        return env._replace(last=_set(env.last, ch, event[1]), owed=_set(env.owed, ch, 0))
+        return env._replace(last=_set(env.last, ch, event[1]), owed=_set(env.owed, ch, 0),
+                            cancelled=env.cancelled & ~(1 << ch))
+    if kind == CANCEL:
+        return env._replace(last=_set(env.last, event[2], event[1]), cancelled=env.cancelled | (1 << event[2]))
     if kind == END:
         return env._replace(ended=env.ended | (1 << event[1]))
     if kind == ANNOUNCE:
@@ -104,8 +111,11 @@ def problem(config: Config, env: ChannelEnv, blocked: int, event: tuple) -> str 
         return "announcements need an alignment timeout (--mode unaligned --alignment-timeout K, K > 0)"
     if owed and not (kind == BARRIER and event[1] == owed):
         return f"channel {ch} announced barrier {owed}, which must come first"
-    if event[1] <= env.last[ch]:
-        return f"checkpoint {event[1]} is not newer than {env.last[ch]} on channel {ch}"
+    last = env.last[ch]
+    if kind == CANCEL and event[1] == last and not env.cancelled >> ch & 1:
+        return None  # cancelling the checkpoint whose barrier this channel just delivered
+    if event[1] <= last:
+        return f"checkpoint {event[1]} is not newer than {last} on channel {ch}"
     return None
 
 

@@ -42,6 +42,9 @@ EXPECTED_FAILURES = {
     ("at-least-once", "triggered_ids_increase"):
         "CheckpointBarrierTracker's single-channel fast path triggers a newer checkpoint without "
         "dropping an older pending one, which completes later when the last channel ends",
+    ("at-least-once", "trigger_abort_exclusive"):
+        "the fast path does not record the id it triggered (latestPendingCheckpointID), so a "
+        "cancellation marker of that checkpoint arriving next on the same channel aborts it again",
 }
 
 

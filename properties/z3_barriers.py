@@ -55,6 +55,7 @@ class Frame(NamedTuple):
     blocked: tuple
     phase: z3.ArithRef
     last: tuple
+    cancelled: tuple
     owed: tuple
     last_rpc: z3.ArithRef
     last_trigger: z3.ArithRef  # history: the last triggered id (-1: none)
@@ -67,6 +68,7 @@ def fresh_frame(config: Config, name: str) -> Frame:
         pending=z3.Bool(f"{name}_pend"), aligned=tuple(z3.Bool(f"{name}_al{c}") for c in n),
         target=z3.Int(f"{name}_tgt"), blocked=tuple(z3.Bool(f"{name}_blk{c}") for c in n),
         phase=z3.Int(f"{name}_ph"), last=tuple(z3.Int(f"{name}_last{c}") for c in n),
+        cancelled=tuple(z3.Bool(f"{name}_cnl{c}") for c in n),
         owed=tuple(z3.Int(f"{name}_owed{c}") for c in n), last_rpc=z3.Int(f"{name}_lrpc"),
         last_trigger=z3.Int(f"{name}_ltrig"))
 
@@ -90,6 +92,7 @@ def _with(values: tuple, index: int, value) -> tuple:
 def initial(config: Config, f: Frame) -> z3.BoolRef:
     return z3.And(*f.open, f.current == -1, z3.Not(f.pending), *[z3.Not(a) for a in f.aligned], f.target == 0,
                   *[z3.Not(b) for b in f.blocked], f.phase == config.base_phase, *[x == 0 for x in f.last],
+                  *[z3.Not(x) for x in f.cancelled],
                   *[x == 0 for x in f.owed], f.last_rpc == 0, f.last_trigger == -1)
 
 
@@ -199,11 +202,14 @@ def symbolic_step(config: Config, f: Frame, kind: str, channel: int | None, chec
         guard = z3.And(f.open[ch], z3.Not(f.blocked[ch]), f.last_rpc == 0,
                        z3.Or(f.owed[ch] == 0, f.owed[ch] == checkpoint_id), checkpoint_id > f.last[ch])
         nxt = rules.barrier(f, checkpoint_id, ch, rpc=False)
-        nxt = nxt._replace(last=_with(f.last, ch, checkpoint_id), owed=_with(f.owed, ch, z3.IntVal(0)))
+        nxt = nxt._replace(last=_with(f.last, ch, checkpoint_id), owed=_with(f.owed, ch, z3.IntVal(0)),
+                           cancelled=_with(f.cancelled, ch, z3.BoolVal(False)))
     elif kind == CANCEL:
         guard = z3.And(f.open[ch], z3.Not(f.blocked[ch]), f.last_rpc == 0, f.owed[ch] == 0,
-                       checkpoint_id > f.last[ch])
-        nxt = rules.cancellation(f, checkpoint_id)._replace(last=_with(f.last, ch, checkpoint_id))
+                       z3.Or(checkpoint_id > f.last[ch],
+                             z3.And(checkpoint_id == f.last[ch], checkpoint_id > 0, z3.Not(f.cancelled[ch]))))
+        nxt = rules.cancellation(f, checkpoint_id)._replace(last=_with(f.last, ch, checkpoint_id),
+                                                             cancelled=_with(f.cancelled, ch, z3.BoolVal(True)))
     elif kind == ANNOUNCE:
         guard = z3.And(f.open[ch], z3.Not(f.blocked[ch]), f.last_rpc == 0, f.owed[ch] == 0,
                        checkpoint_id > f.last[ch])
@@ -434,7 +440,7 @@ def frame_values(model: z3.ModelRef, f: Frame) -> dict:
                          aligned=_bits(map(val, f.aligned)), target=val(f.target), blocked=_bits(map(val, f.blocked)),
                          phase=val(f.phase))
     env = ChannelEnv(ended=_bits(not val(o) for o in f.open), last=tuple(map(val, f.last)),
-                     owed=tuple(map(val, f.owed)), last_rpc=val(f.last_rpc))
+                     cancelled=_bits(map(val, f.cancelled)), owed=tuple(map(val, f.owed)), last_rpc=val(f.last_rpc))
     return {"state": state, "env": env, "last_trigger": val(f.last_trigger)}
 
 
@@ -447,7 +453,8 @@ def _substitution(f: Frame, state: HandlerState, env: ChannelEnv, last_trigger: 
         pairs += [(f.open[c], z3.BoolVal(bool(state.open >> c & 1))),
                   (f.aligned[c], z3.BoolVal(bool(state.aligned >> c & 1))),
                   (f.blocked[c], z3.BoolVal(bool(state.blocked >> c & 1))),
-                  (f.last[c], z3.IntVal(env.last[c])), (f.owed[c], z3.IntVal(env.owed[c]))]
+                  (f.last[c], z3.IntVal(env.last[c])), (f.owed[c], z3.IntVal(env.owed[c])),
+                  (f.cancelled[c], z3.BoolVal(bool(env.cancelled >> c & 1)))]
     return pairs
 
 
