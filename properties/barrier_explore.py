@@ -17,7 +17,7 @@ Example
 -------
 >>> from flipcheck.model.barriers import Config
 >>> explore_model(Config(channels=2), max_id=2).states
-138
+143
 >>> result = explore_task(Config(channels=2), "eop-not-aligned", max_id=2)
 >>> [v.property for v in result.problems], result.trace
 (['refines_model', 'end_of_partition_alignment'], [('B', 1, 0), ('E', 1)])
