@@ -464,6 +464,8 @@ def evaluate_step(config: Config, state: HandlerState, env: ChannelEnv, last_tri
     f = fresh_frame(config, "e")
     kind = event[0]
     channel = event[-1] if kind in (BARRIER, CANCEL, ANNOUNCE, END) else None
+    if (kind, channel) not in event_kinds(config):
+        return False, None, True  # not an event of this configuration at all
     checkpoint_id = z3.IntVal(event[1] if kind in (BARRIER, CANCEL, ANNOUNCE, RPC) else 1)
     guard, nxt, ordered = symbolic_step(config, f, kind, channel, checkpoint_id)
     pairs = _substitution(f, state, env, last_trigger)

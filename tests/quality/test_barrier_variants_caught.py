@@ -1,0 +1,93 @@
+"""The suite finds the barrier bugs: every named variant is caught, by exhaustive exploration and
+by the stateful hypothesis machine, and every property catches at least one variant.
+
+A variant that nothing catches, or a property that can never fail, is a gap in the suite.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis.stateful import run_state_machine_as_test
+
+from flipcheck.barrier_replay import replay
+from flipcheck.generators.barrier_machine import QUICK, barrier_machine
+from flipcheck.model.barriers import AT_LEAST_ONCE, MODES, UNALIGNED, Config, format_event, parse_event
+from flipcheck.properties.barrier_explore import explore_task
+from flipcheck.properties.barrier_properties import PROPERTY_NAMES
+from flipcheck.reference_impl.barriers import VARIANTS
+
+MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "barriers.json").read_text())
+CAUGHT = MANIFEST["variants"]
+
+
+def config_of(entry: dict) -> Config:
+    return Config(entry["channels"], entry["mode"], entry["after_finished"], entry["alignment_timeout"])
+
+
+def all_configs(channels: int = 3):
+    return [Config(channels, m, f, t) for m in MODES for f in (True, False) for t in (False, True)
+            if not (t and m != UNALIGNED)]
+
+
+def test_manifest_lists_every_variant_in_every_configuration_it_changes():
+    listed = {(e["variant"], config_of(e)) for e in CAUGHT}
+    expected = {(name, cfg) for name, cls in VARIANTS.items() for cfg in all_configs() if cls.modes(cfg)}
+    assert listed == expected
+    assert {name for name, _ in listed} == set(VARIANTS)
+
+
+@pytest.mark.parametrize("entry", CAUGHT, ids=[f"{e['variant']}-{e['mode']}-{e['after_finished']}-"
+                                               f"{e['alignment_timeout']}" for e in CAUGHT])
+def test_exploration_catches_variant_with_a_shortest_trace(entry):
+    """Breadth-first exploration with the property monitors only (no comparison with the model)
+    finds the pinned shortest counterexample; the comparison with the model finds it too."""
+    config = config_of(entry)
+    found = explore_task(config, entry["variant"], entry["max_id"], refinement=False)
+    assert sorted({v.property for v in found.problems}) == entry["properties"]
+    assert [format_event(e) for e in found.trace] == entry["trace"]
+    refined = explore_task(config, entry["variant"], entry["max_id"], check_properties=False)
+    assert [v.property for v in refined.problems] == ["refines_model"]
+    assert len(refined.trace) <= len(found.trace)
+
+
+def _machine_modes(name):
+    cls = VARIANTS[name]
+    return [m for m in MODES if any(cls.modes(c) for c in all_configs() if c.mode == m)]
+
+
+@pytest.mark.parametrize("name,mode", [(n, m) for n in VARIANTS for m in _machine_modes(n)])
+def test_stateful_machine_catches_variant(name, mode):
+    """The stateful machine of that mode, checking the properties only, fails on the variant."""
+    with pytest.raises(AssertionError) as failure:
+        run_state_machine_as_test(barrier_machine(mode, name, refinement=False), settings=QUICK)
+    assert str(failure.value).split(":")[0] in PROPERTY_NAMES
+
+
+# property -> (handler, mode, channels, events, extra Config options): one run it catches.
+CATCHES = {
+    "triggered_ids_increase": ("flink", AT_LEAST_ONCE, 2, "B1@0 E@0 B2@1 E@1", {}),  # Flink's own tracker
+    "trigger_abort_exclusive": ("no-obsolete-check", UNALIGNED, 2, "C1@0 B1@1", {}),
+    "aligned_holds_records_after_barrier": ("no-blocking", "aligned", 2, "B1@0 D@0", {}),
+    "completed_checkpoint_leaves_no_channel_blocked": ("abort-keeps-channels-blocked", "aligned", 2, "B1@0 B2@1", {}),
+    "blocked_channels_are_open": ("insert-barrier-before-eop", "aligned", 3, "B1@0 E@1", {}),
+    "in_flight_exact": ("unaligned-captures-aligned-channels", UNALIGNED, 2, "B1@0 D@0", {}),
+    "end_of_partition_alignment": ("eop-not-aligned", "aligned", 2, "B1@0 E@1", {}),
+    "rpc_trigger_completes_at_once": ("no-complete-when-all-ended", UNALIGNED, 1, "E@0 T1", {}),
+    "abort_reasons": ("tracker-subsumes", AT_LEAST_ONCE, 2, "B1@0 B2@0", {}),
+    "alignment_start_recorded": ("announcement-eop-no-alignment-start", UNALIGNED, 2, "A1@0 E@1 B1@0",
+                                 {"alignment_timeout": True}),
+    "refines_model": ("insert-barrier-before-eop", UNALIGNED, 2, "T1", {}),
+}
+
+
+def test_every_property_has_a_catching_run():
+    assert set(CATCHES) == set(PROPERTY_NAMES)
+
+
+@pytest.mark.parametrize("property_name", sorted(CATCHES))
+def test_property_catches_its_run(property_name):
+    handler, mode, channels, tokens, options = CATCHES[property_name]
+    config = Config(channels, mode, **options)
+    result = replay(config, [parse_event(t) for t in tokens.split()], handler=handler)
+    assert property_name in {v.property for v in result.violations}
