@@ -119,15 +119,61 @@ def _hunt_plan(mutant: Mutant, budget_seconds: float) -> Detection:
     return Detection(False, seconds=time.perf_counter() - started)
 
 
+# -- barriers --------------------------------------------------------------------------------
+
+
+def _flink_issue_in(text: str) -> str | None:
+    import re
+
+    match = re.search(r"FLINK-\d+", text or "")
+    return match.group(0) if match else None
+
+
+def _barrier_mutants() -> list[Mutant]:
+    from flipcheck.reference_impl.barriers import VARIANTS
+
+    return [
+        Mutant(name, "barriers", name, _flink_issue_in(cls.source), _first_line(cls.__doc__) or cls.source)
+        for name, cls in VARIANTS.items()
+    ]
+
+
+def _hunt_barriers(mutant: Mutant, budget_seconds: float) -> Detection:
+    """Breadth-first exploration, properties only and then against the model, over the
+    configurations in which the variant differs from Flink, smallest first: the first trace
+    found is a shortest one."""
+    from flipcheck.properties.barrier_explore import explore_task
+    from flipcheck.reference_impl.barriers import VARIANTS
+    from flipcheck.verify_barriers import all_configs
+
+    started = time.perf_counter()
+    states = 0
+    variant = VARIANTS[mutant.variant]
+    for refinement in (False, True):
+        for channels in (1, 2, 3):
+            for config in all_configs(channels):
+                if not variant.modes(config) or time.perf_counter() - started > budget_seconds:
+                    continue
+                result = explore_task(config, mutant.variant, max_id=3, check_properties=not refinement,
+                                      refinement=refinement)
+                states += result.states
+                if result.problems:
+                    return Detection(True, result.problems[0].property, "exploration", states,
+                                     time.perf_counter() - started, len(result.trace), (config, result.trace))
+    return Detection(False, seconds=time.perf_counter() - started)
+
+
 # -- registry --------------------------------------------------------------------------------
 
 # suite -> "module:function" returning that suite's mutants; imported lazily, skipped when the
 # suite is not part of this build.
 CATALOGUE_SOURCES = {
     "plan": _plan_mutants,
+    "barriers": _barrier_mutants,
 }
 HUNTERS: dict[str, Callable[[Mutant, float], Detection]] = {
     "plan": _hunt_plan,
+    "barriers": _hunt_barriers,
 }
 
 

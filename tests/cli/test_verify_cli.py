@@ -26,3 +26,12 @@ def test_bad_options_exit_2_one_line(capsys):
     assert main(["verify", "--suite", "plan", "--budget", "0"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 2 and "--variant" in err and "--budget" in err
+
+
+def test_barriers_suite_runs_every_driver_and_catches_a_variant(capsys):
+    assert main(["verify", "--suite", "barriers", "--budget", "3", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {row["driver"] for row in report["properties"]} == {"exploration", "hypothesis"}
+    assert main(["verify", "--suite", "barriers", "--budget", "3", "--variant", "eop-not-aligned", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert any(row["name"] == "end_of_partition_alignment" and row["violations"] for row in report["properties"])
