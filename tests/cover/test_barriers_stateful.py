@@ -22,5 +22,8 @@ TestAligned.settings = TestUnaligned.settings = TestAtLeastOnce.settings = QUICK
 @pytest.mark.parametrize("config", [Config(3, UNALIGNED, True, True), Config(3, UNALIGNED, False, True)],
                          ids=["after-finished-on", "after-finished-off"])
 def test_aligned_with_timeout_switching_to_unaligned(config):
-    """The alternating handler gets its own runs at 3 channels (announcements, timeouts)."""
+    """The alternating handler gets its own runs at 3 channels (announcements, timeouts).
+
+    The check is the machine's own: its invariants assert every property and the refinement of
+    the model after each step, and hypothesis raises on the first failure."""
     run_state_machine_as_test(barrier_machine(UNALIGNED, config=config), settings=QUICK)
