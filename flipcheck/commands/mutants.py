@@ -19,6 +19,7 @@ examples:
   flipcheck mutants                         every mutant, a table and the kill rate
   flipcheck mutants --only wiki-b --json    one mutant, JSON
   flipcheck mutants --budget 5              at most 5 s per mutant
+  flipcheck mutants --gallery docs          also write docs/mutants.md and docs/img/mutant-*.svg
 
 output (--json): {"mutants": [{"id", "flink_issue", "description", "caught", "property", "driver",
                   "cases_to_detection", "seconds", "counterexample_size"}], "kill_rate": x}
@@ -31,11 +32,12 @@ def configure(parser) -> None:
     parser.add_argument("--budget", type=float, default=30.0, metavar="SECONDS", help="budget per mutant (default: %(default)s)")
     parser.add_argument("--only", metavar="ID", action="append", help="hunt only this mutant (repeatable)")
     parser.add_argument("--suite", metavar="NAME", help="hunt only the mutants of this suite")
+    parser.add_argument("--gallery", metavar="DIR", help="also write DIR/mutants.md with a picture of each counterexample")
 
 
 def run(args) -> int:
     from flipcheck.errors import UsageError
-    from flipcheck.mutants import catalogue, hunt
+    from flipcheck.mutants import catalogue, hunt, write_gallery
 
     if not args.budget > 0:
         raise UsageError("--budget: must be a positive number of seconds")
@@ -52,7 +54,7 @@ def run(args) -> int:
             raise UsageError(f"--suite: unknown suite {args.suite!r} (expected one of {', '.join(suites)})")
         selected = [m for m in selected if m.suite == args.suite]
 
-    rows = []
+    rows, detections = [], []
     if not args.json:
         print(f"{'mutant':<38} {'issue':<12} {'caught':<6} {'by property':<42} {'driver':<10} {'cases':>6} {'s':>6} {'size':>5}")
     for mutant in selected:
@@ -69,11 +71,15 @@ def run(args) -> int:
             "counterexample_size": found.counterexample_size,
         }
         rows.append(row)
+        detections.append((mutant, found))
         if not args.json:
             print(f"{mutant.id:<38} {mutant.flink_issue or '-':<12} {'yes' if found.caught else 'NO':<6} "
                   f"{found.property or '-':<42} {found.driver or '-':<10} {found.cases_to_detection or '-':>6} "
                   f"{found.seconds:>6.2f} {found.counterexample_size or '-':>5}")
             sys.stdout.flush()
+    if args.gallery:
+        page = write_gallery(detections, args.gallery)
+        sys.stderr.write(f"gallery: {page}\n")
     kill_rate = sum(r["caught"] for r in rows) / len(rows) if rows else 1.0
     if args.json:
         print(json.dumps({"mutants": rows, "kill_rate": kill_rate}))

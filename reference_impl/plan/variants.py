@@ -110,7 +110,10 @@ class WikiAPlanCalculator(_ExecutionGraphScan):
 
 
 class WikiBPlanCalculator(FlinkPlanCalculator):
-    """Seed Appendix 1, second code block, as written::
+    """The seed's second Appendix algorithm as written: ``tasks_to_check`` starts with every
+    task and only grows by union, so nothing is narrowed and every running task is triggered.
+
+    Seed Appendix 1, second code block::
 
         Initialize V.tasks_to_check for each JobVertex V to be all its tasks;
         for each JobVertex V in topology order:

@@ -19,3 +19,19 @@ def test_catalogue_entries_are_documented():
     for mutant in catalogue().values():
         assert mutant.description, mutant.id
         assert mutant.flink_issue is None or mutant.flink_issue.startswith("FLINK-"), mutant.id
+
+
+def test_gallery_writes_a_page_and_a_picture_per_caught_mutant(tmp_path):
+    from flipcheck.mutants import write_gallery
+
+    chosen = [catalogue()[m] for m in ("wiki-b", "eop-not-aligned")]
+    page = write_gallery([(m, hunt(m, 10)) for m in chosen], str(tmp_path))
+    text = open(page).read()
+    for mutant in chosen:
+        assert f"## `{mutant.id}`" in text
+        assert (tmp_path / "img" / f"mutant-{mutant.id}.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_plan_counterexamples_are_shrunk():
+    detection = hunt(catalogue()["flink-before-40482"], 10)
+    assert detection.counterexample_size <= 3
