@@ -11,6 +11,8 @@ Benchmarks (speed goals are measured here, never by timed tests).
 
   flipcheck bench plan      tasks per second of `flink` and `naive` at 10k, 100k and 1M tasks,
                             on a typical pipeline and on the seed's adversarial O(n^2) case
+  flipcheck bench barriers  distinct states per second exploring the barrier-handler model
+                            (3 channels, checkpoint ids 1..3, every configuration)
 """
 EPILOG = """\
 examples:
@@ -21,7 +23,7 @@ Measurements predicted to take longer than --budget seconds are skipped and show
 End-to-end CLI timing (parse + plan + print) is in benchmarks/plan_cli.sh.
 """
 
-TARGETS = ("plan",)
+TARGETS = ("plan", "barriers")
 
 
 def configure(parser) -> None:
@@ -31,7 +33,27 @@ def configure(parser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per measurement")
 
 
+def _bench_barriers(args) -> int:
+    from flipcheck.properties.barrier_explore import explore_model
+    from flipcheck.verify_barriers import all_configs
+
+    if not args.json:
+        print(f"{'mode':<15} {'after-finished':<15} {'timeout':<8} {'states':>8} {'seconds':>8} {'states/s':>10}")
+    for config in all_configs(3):
+        result = explore_model(config, max_id=3)
+        row = {"mode": config.mode, "after_finished": config.after_finished, "alignment_timeout": config.alignment_timeout,
+               "states": result.states, "seconds": round(result.seconds, 3), "states_per_second": round(result.states_per_second)}
+        if args.json:
+            print(json.dumps(row))
+        else:
+            print(f"{config.mode:<15} {str(config.after_finished):<15} {str(config.alignment_timeout):<8} "
+                  f"{result.states:>8} {result.seconds:>8.2f} {result.states_per_second:>10,.0f}")
+    return 0
+
+
 def run(args) -> int:
+    if args.target == "barriers":
+        return _bench_barriers(args)
     from flipcheck.errors import UsageError
     from flipcheck.reference_impl.plan import PLAN_ALGORITHMS
     from flipcheck.bench_plan import bench_plan

@@ -35,3 +35,16 @@ def test_barriers_suite_runs_every_driver_and_catches_a_variant(capsys):
     assert main(["verify", "--suite", "barriers", "--budget", "3", "--variant", "eop-not-aligned", "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert any(row["name"] == "end_of_partition_alignment" and row["violations"] for row in report["properties"])
+
+
+def test_bench_barriers_reports_pinned_state_counts(capsys):
+    # The counts are the manifest's (tests/manifests/barriers.json); the bench must explore
+    # exactly the pinned model, whatever its speed.
+    from pathlib import Path
+
+    manifest = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "barriers.json").read_text())
+    assert main(["bench", "barriers", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(rows) == 8 and all(row["states_per_second"] > 0 for row in rows)
+    pinned = json.dumps(manifest)
+    assert all(f'"states": {row["states"]}' in pinned for row in rows)
