@@ -24,6 +24,8 @@ COMMANDS = {
     "bench": "bench",
     "verify": "verify",
     "mutants": "mutants",
+    "sweep": "sweep",
+    "replay": "replay",
     "demo": "demo",
 }
 

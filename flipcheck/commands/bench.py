@@ -13,6 +13,9 @@ Benchmarks (speed goals are measured here, never by timed tests).
                             on a typical pipeline and on the seed's adversarial O(n^2) case
   flipcheck bench barriers  distinct states per second exploring the barrier-handler model
                             (3 channels, checkpoint ids 1..3, every configuration)
+  flipcheck bench sweep     Spark sweeps: cases per second per core of each suite, local[1] ->
+                            local[2] scaling, Spark overhead against a plain loop (--budget =
+                            seconds of single-core work per measurement; use 60 or more)
 """
 EPILOG = """\
 examples:
@@ -23,7 +26,7 @@ Measurements predicted to take longer than --budget seconds are skipped and show
 End-to-end CLI timing (parse + plan + print) is in benchmarks/plan_cli.sh.
 """
 
-TARGETS = ("plan", "barriers")
+TARGETS = ("plan", "barriers", "sweep")
 
 
 def configure(parser) -> None:
@@ -54,6 +57,10 @@ def _bench_barriers(args) -> int:
 def run(args) -> int:
     if args.target == "barriers":
         return _bench_barriers(args)
+    if args.target == "sweep":
+        from flipcheck.bench_sweep import report
+
+        return report(args)
     from flipcheck.errors import UsageError
     from flipcheck.reference_impl.plan import PLAN_ALGORITHMS
     from flipcheck.bench_plan import bench_plan

@@ -1,0 +1,101 @@
+"""`flipcheck sweep` option errors (exit 2, one line, before Spark starts) and `flipcheck replay`."""
+
+import json
+
+import pytest
+
+from flipcheck.cli import main
+
+
+def _fails_with_one_line(argv, capsys, *fragments):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert "Traceback" not in captured.err
+
+
+@pytest.mark.parametrize("extra,fragments", [
+    ([], ["--cases N"]),
+    (["--cases", "5", "--exhaustive"], ["not both"]),
+    (["--cases", "5", "--max-vertices", "3"], ["need --exhaustive"]),
+    (["--exhaustive", "--max-vertices", "9"], ["--max-vertices must be"]),
+    (["--cases", "5", "--seed", "a:b"], ["--seed"]),
+    (["--cases", "0"], ["at least 1"]),
+    (["--cases", "5", "--variant", "no-such-thing"], ["no suite", "no-such-thing"]),
+    (["--cases", "5", "--master", "http://example.org"], ["--master", "not a Spark master URL"]),
+])
+def test_bad_options_exit_2_with_one_line(extra, fragments, capsys, tmp_path):
+    _fails_with_one_line(["sweep", "--suite", "plan", "--out", str(tmp_path / "o"), *extra], capsys, *fragments)
+
+
+def test_protocol_suite_is_not_available_yet(capsys, tmp_path):
+    _fails_with_one_line(["sweep", "--suite", "protocol", "--cases", "5", "--out", str(tmp_path / "o")], capsys,
+                         "protocol", "not available yet")
+
+
+def test_unknown_suite_is_an_argparse_error(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sweep", "--suite", "mystery", "--cases", "5", "--out", str(tmp_path)])
+    assert exit_info.value.code == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_a_directory_holding_other_files_is_refused(capsys, tmp_path):
+    (tmp_path / "precious.txt").write_text("keep me")
+    _fails_with_one_line(["sweep", "--suite", "plan", "--cases", "5", "--out", str(tmp_path)], capsys,
+                         str(tmp_path), "holds no sweep")
+    assert (tmp_path / "precious.txt").read_text() == "keep me"
+
+
+def test_a_different_sweep_in_the_same_directory_is_refused(capsys, tmp_path):
+    from flipcheck.sweep import plan_sweep
+
+    manifest = plan_sweep(["plan"], None, cases=5, seed="1").manifest()
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    _fails_with_one_line(["sweep", "--suite", "plan", "--cases", "6", "--seed", "1", "--out", str(tmp_path)], capsys,
+                         "holds a different sweep")
+
+
+def test_replay_prints_the_verdict_and_draws_the_case(capsys, tmp_path):
+    picture = tmp_path / "case.svg"
+    assert main(["replay", "plan:42:17", "--render", str(picture)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("plan:42:17 (plan, flink): ok") and f"picture: {picture}" in out
+    assert picture.read_text().lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_replay_of_a_violation_exits_1_and_minimises(capsys, tmp_path):
+    assert main(["replay", "plan:1:0", "--algorithm", "wiki-b", "--minimise", "--json",
+                 "--render", str(tmp_path / "w.svg")]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["outcome"] == "violation" and document["algorithm"] == "wiki-b"
+    assert {v["property"] for v in document["violations"]} >= {"equals_spec"}
+    assert sum(v["parallelism"] for v in document["case"]["vertices"]) <= 3
+    assert (tmp_path / "w.svg").exists()
+
+
+def test_replay_of_a_barrier_case_and_an_exhaustive_case(capsys):
+    assert main(["replay", "barriers:3:1", "--no-render", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["suite"] == "barriers" and "events" in document["case"]
+    assert main(["replay", "plan:exhaustive-v3-p2:301", "--no-render"]) == 0
+    assert "checked by" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["replay", "plan:1"], "SUITE:SEED:INDEX"),
+    (["replay", "plan:1:0", "--algorithm", "nope"], "no algorithm or variant"),
+    (["replay", "protocol:1:0"], "not available yet"),
+])
+def test_replay_bad_ids_exit_2(argv, fragment, capsys):
+    _fails_with_one_line(argv, capsys, fragment)
+
+
+def test_a_refused_directory_is_left_untouched(capsys, tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    assert main(["sweep", "--suite", "plan", "--cases", "5", "--out", str(tmp_path)]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
