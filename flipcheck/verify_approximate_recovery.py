@@ -33,7 +33,6 @@ Example
 from __future__ import annotations
 
 import html
-import random
 import time
 from collections import Counter
 from functools import lru_cache
@@ -49,6 +48,7 @@ from flipcheck.properties.violation import Violation
 from flipcheck.reference_impl.approximate_recovery_variants import APPROXIMATE_RECOVERY_ENGINES, VARIANTS
 from flipcheck.reference_impl.approximate_recovery_variants import engine as make_engine
 from flipcheck.suite_generated import GeneratedSuite
+from flipcheck.verify_drivers import hunt_with, mutant_list, random_rows, rows, stateful_rows, table_source
 
 __all__ = [
     "ENGINE", "ENGINES", "PROPERTY_NAMES", "MUTANTS", "EXHAUSTIVE_BOUNDS", "SUITE", "DATAFLOW_GRAPHS",
@@ -274,34 +274,23 @@ def describe_case(case) -> dict:
             "schedule": list(case.schedule), "failed": case.failed, "half_read": case.half_read}
 
 
-def _q(text) -> str:
+def _quote(text) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _table(title: str, header: list, rows: list, bad_rows: set) -> str:
-    cells = "".join(f'<TD BGCOLOR="#dddddd"><B>{_q(h)}</B></TD>' for h in header)
-    body = [f"<TR>{cells}</TR>"]
-    for n, row in enumerate(rows):
-        colour = ' BGCOLOR="#f8c9c4"' if n in bad_rows else ""
-        body.append("<TR>" + "".join(f'<TD ALIGN="LEFT"{colour}>{_q(c)}</TD>' for c in row) + "</TR>")
-    label = f'<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="4">{"".join(body)}</TABLE>>'
-    return (f'digraph chart {{\n\tlabelloc=t label="{_q(title)}" fontname="Helvetica"\n'
-            f'\tnode [shape=plaintext fontname="Helvetica" fontsize=10]\n\tchart [label={label}]\n}}\n')
-
-
 def _graph_source(graph: JobGraph, title: str, fill: dict, border: dict, notes: dict) -> str:
-    lines = [f'digraph restart {{\n\trankdir=LR labelloc=t label="{_q(title)}" fontname="Helvetica"',
+    lines = [f'digraph restart {{\n\trankdir=LR labelloc=t label="{_quote(title)}" fontname="Helvetica"',
              '\tnode [shape=box style="rounded,filled" fontname="Helvetica" fontsize=10]']
     ids = {t: f"t{i}" for i, t in enumerate(graph.tasks())}
     for vertex in graph.topological_order:
-        lines.append(f'\tsubgraph "cluster_{_q(vertex)}" {{ label="{_q(vertex)}" style=dashed color="#999999"')
+        lines.append(f'\tsubgraph "cluster_{_quote(vertex)}" {{ label="{_quote(vertex)}" style=dashed color="#999999"')
         for index in range(graph.parallelism(vertex)):
             task = (vertex, index)
             label = f"{vertex}[{index}]" + (f"\\n{notes[task]}" if task in notes else "")
             style = f'fillcolor="{fill.get(task, "white")}"'
             if task in border:
                 style += f' color="{border[task]}" penwidth=3'
-            lines.append(f'\t\t{ids[task]} [label="{_q(label)}" {style}]')
+            lines.append(f'\t\t{ids[task]} [label="{_quote(label)}" {style}]')
         lines.append("\t}")
     from flipcheck.model.execution_graph import input_connections
 
@@ -342,7 +331,7 @@ def render_case(case, out_path: str, variant: str = ENGINE) -> str:
     if isinstance(case, ExplorationUnit):
         counterexample = explore_case(case, variant)[2]
         if counterexample is None:
-            return render_source(_table(title, ["exploration", "bounds"], [[case.part, describe_case(case)["bounds"]]],
+            return render_source(table_source(title, ["exploration", "bounds"], [[case.part, describe_case(case)["bounds"]]],
                                         set()), out_path)
         case = counterexample
     if case.kind == "failover":
@@ -370,13 +359,13 @@ def render_case(case, out_path: str, variant: str = ENGINE) -> str:
         bad = {v.witness for v in found if isinstance(v.witness, int)}
         rows = [[n + 1, " ".join(map(str, e)), "; ".join(map(str, o)) or "-", "; ".join(map(str, x)) or "-"]
                 for n, (e, o, x) in enumerate(steps)]
-        return render_source(_table(f"{title} (capacity {case.capacity} bytes)",
+        return render_source(table_source(f"{title} (capacity {case.capacity} bytes)",
                                     ["#", "event", variant, "model"], rows, bad), out_path)
     steps, _ = _barrier_walk(case, variant)
     bad = {v.witness for v in found if isinstance(v.witness, int)}
     rows = [[n + 1, label, "; ".join(map(str, out)) or "-", f"{view.blocked:b}", view.pending]
             for n, (label, out, view) in enumerate(steps)]
-    return render_source(_table(f"{title}\\n{case.scenario}", ["#", "step", "outputs", "blocked", "pending"], rows,
+    return render_source(table_source(f"{title}\\n{case.scenario}", ["#", "step", "outputs", "blocked", "pending"], rows,
                                 bad), out_path)
 
 
@@ -384,37 +373,33 @@ def render_case(case, out_path: str, variant: str = ENGINE) -> str:
 # The verify suite
 
 
-def _rows(names, cases: int, found: Counter, driver: str) -> list[dict]:
-    return [{"name": n, "cases": cases, "violations": found[n], "driver": driver} for n in names]
-
-
 def _exploration_rows(variant: str, budget_seconds: float) -> list[dict]:
     started = time.perf_counter()
-    rows = []
+    result = []
     full = budget_seconds >= 20  # the pinned bounds take about 10 s; smaller budgets get smaller bounds
     bounds = SUBPARTITION_BOUNDS if full else SMALL_SUBPARTITION_BOUNDS
-    result = explore.explore_subpartition(variant, **bounds._asdict())
-    rows += _rows(props.GROUPS["subpartition"], result.states, Counter({v.property for v in result.problems}),
-                  "exploration")
+    explored = explore.explore_subpartition(variant, **bounds._asdict())
+    result += rows(props.GROUPS["subpartition"], explored.states, Counter({v.property for v in explored.problems}),
+                   "exploration")
     states, found = 0, Counter()
     for scenario in explore.barrier_scenarios(*BARRIER_BOUNDS):
-        result = explore.explore_barriers(variant, scenario)
-        states += result.states
-        found.update({v.property for v in result.problems})
-    rows += _rows(props.GROUPS["barriers"], states, found, "exploration")
+        explored = explore.explore_barriers(variant, scenario)
+        states += explored.states
+        found.update({v.property for v in explored.problems})
+    result += rows(props.GROUPS["barriers"], states, found, "exploration")
     space = topology_space(*TOPOLOGY_BOUNDS)
     cases, failures = explore.explore_restart_sets(variant, (space.job_graph(i) for i in range(len(space))))
-    rows += _rows(props.GROUPS["failover"], cases, Counter({v.property for *_, vs in failures for v in vs}),
-                  "exploration")
+    result += rows(props.GROUPS["failover"], cases, Counter({v.property for *_, vs in failures for v in vs}),
+                   "exploration")
     states, found = 0, Counter()
     for graph in DATAFLOW_GRAPHS:
         if time.perf_counter() - started > budget_seconds * 0.5 and states:
             break
-        result = explore.explore_dataflow(variant, graph, records=DATAFLOW_RECORDS if full else 1)
-        states += result.states
-        found.update({v.property for v in result.problems})
-    rows += _rows(props.GROUPS["dataflow"], states, found, "exploration")
-    return rows
+        explored = explore.explore_dataflow(variant, graph, records=DATAFLOW_RECORDS if full else 1)
+        states += explored.states
+        found.update({v.property for v in explored.problems})
+    result += rows(props.GROUPS["dataflow"], states, found, "exploration")
+    return result
 
 
 def _z3_rows(variant: str, budget_seconds: float) -> list[dict]:
@@ -431,51 +416,7 @@ def _z3_rows(variant: str, budget_seconds: float) -> list[dict]:
         proved += proof.proved
         failed += not proof.proved
         found.update({v.property for v in proof.violations})
-    return _rows(props.GROUPS["failover"], proved + failed, found, "z3")
-
-
-def _random_rows(variant: str, budget_seconds: float) -> list[dict]:
-    from flipcheck.drivers import hypothesis_driver, seeded_driver
-
-    rows = []
-    share = budget_seconds / (2 * len(gen.KINDS))
-    for kind in gen.KINDS:
-        names = props.GROUPS[kind]
-
-        def generate(chooser, kind=kind):
-            return gen.generate_case(chooser, kind)
-
-        def check(case):
-            return check_case(case, variant)
-
-        for tally in (seeded_driver(generate, check, budget_seconds=share, seed=f"verify-{kind}"),
-                      hypothesis_driver(generate, check, budget_seconds=share)):
-            rows += _rows(names, tally.cases, tally.violations, tally.driver)
-    return rows
-
-
-def _stateful_rows(variant: str, budget_seconds: float) -> list[dict]:
-    from hypothesis import HealthCheck, Phase, settings
-    from hypothesis.stateful import run_state_machine_as_test
-
-    names = props.GROUPS["subpartition"]
-    deadline = time.perf_counter() + budget_seconds
-    runs, failures, batch = 0, Counter(), 0
-    while time.perf_counter() < deadline or not runs:
-        run_settings = settings(max_examples=25, stateful_step_count=30, deadline=None, database=None,
-                                derandomize=False, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
-        state = random.getstate()
-        random.seed(f"approximate-recovery-{batch}")  # run_state_machine_as_test has no seed argument
-        try:
-            run_state_machine_as_test(gen.subpartition_machine(variant), settings=run_settings)
-        except AssertionError as failure:
-            name = str(failure).split(":")[0]
-            failures[name if name in names else "refines_spec"] += 1
-        finally:
-            random.setstate(state)
-        runs += run_settings.max_examples
-        batch += 1
-    return _rows(names, runs, failures, "stateful")
+    return rows(props.GROUPS["failover"], proved + failed, found, "z3")
 
 
 def run_approximate_recovery_suite(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
@@ -484,12 +425,14 @@ def run_approximate_recovery_suite(budget_seconds: float = 20.0, variant: str | 
     variant = variant or ENGINE
     make_engine(variant)
     started = time.perf_counter()
-    rows = _exploration_rows(variant, budget_seconds)
-    rows += _z3_rows(variant, budget_seconds * 0.1)
+    result = _exploration_rows(variant, budget_seconds)
+    result += _z3_rows(variant, budget_seconds * 0.1)
     remaining = max(0.5, budget_seconds - (time.perf_counter() - started))
-    rows += _random_rows(variant, remaining * 0.6)
-    rows += _stateful_rows(variant, max(0.2, budget_seconds - (time.perf_counter() - started)))
-    return rows
+    result += random_rows(gen.KINDS, props.GROUPS, gen.generate_case, lambda case: check_case(case, variant),
+                          remaining * 0.6)
+    result += stateful_rows(lambda: gen.subpartition_machine(variant), props.GROUPS["subpartition"], "refines_spec",
+                            "approximate-recovery", max(0.2, budget_seconds - (time.perf_counter() - started)))
+    return result
 
 
 # ------------------------------------------------------------------------------------------------
@@ -498,44 +441,22 @@ def run_approximate_recovery_suite(budget_seconds: float = 20.0, variant: str | 
 
 def mutant_catalogue() -> list:
     """The suite's mutants for ``flipcheck mutants``."""
-    from flipcheck.mutants import Mutant
-
-    return [Mutant(name, "approximate-recovery", name, issue, description.split(". ")[0].rstrip(".") + ".")
-            for name, (issue, description) in MUTANTS.items()]
+    return mutant_list("approximate-recovery", VARIANTS)
 
 
 def hunt_mutant(mutant, budget_seconds: float):
     """Exhaustive exploration of the part the mutant changes (smallest bounds first, so the
     counterexample is a shortest one), first with the properties alone, then next to the model;
     then random cases of every kind."""
-    from flipcheck.drivers import seeded_driver
-    from flipcheck.mutants import Detection
-
-    started = time.perf_counter()
     part = VARIANTS[mutant.variant].part
     units: list = []
     if part == "subpartition":
-        units = [ExplorationUnit("subpartition", SMALL_SUBPARTITION_BOUNDS), ExplorationUnit("subpartition", SUBPARTITION_BOUNDS)]
+        units = [ExplorationUnit("subpartition", b) for b in (SMALL_SUBPARTITION_BOUNDS, SUBPARTITION_BOUNDS)]
     elif part == "barriers":
         units = [ExplorationUnit("barriers", s) for s in explore.barrier_scenarios(*BARRIER_BOUNDS)]
     elif part in ("failover", "dataflow"):
         space = topology_space(*TOPOLOGY_BOUNDS)
         units = [ExplorationUnit("failover", space.job_graph(i)) for i in range(len(space))] if part == "failover" else []
         units += [ExplorationUnit("dataflow", g) for g in DATAFLOW_GRAPHS]
-    covered = 0
-    for unit, refinement in [(u, False) for u in units] + [(u, True) for u in units if u.part in ("subpartition", "barriers")]:
-        if time.perf_counter() - started > budget_seconds:
-            break
-        violations, states, counterexample = explore_case(unit, mutant.variant, refinement)
-        covered += states
-        if violations:
-            return Detection(True, violations[0].property, "exploration", covered, time.perf_counter() - started,
-                             case_size(counterexample) if counterexample is not None else None, counterexample)
-    tally = seeded_driver(generate_case, lambda case: check_case(case, mutant.variant), stop_at_first=True,
-                          budget_seconds=max(0.0, budget_seconds - (time.perf_counter() - started)),
-                          seed=f"mutant-{mutant.id}")
-    if tally.first_violation is not None:
-        case, violations = tally.first_violation
-        return Detection(True, violations[0].property, "seeded", covered + tally.first_violation_case_number,
-                         time.perf_counter() - started, case_size(case), case)
-    return Detection(False, seconds=time.perf_counter() - started)
+    steps = [(u, False) for u in units] + [(u, True) for u in units if u.part in ("subpartition", "barriers")]
+    return hunt_with(mutant, budget_seconds, steps, "exploration", explore_case, generate_case, check_case, case_size)
