@@ -174,10 +174,14 @@ def _hunt_barriers(mutant: Mutant, budget_seconds: float) -> Detection:
 CATALOGUE_SOURCES = {
     "plan": _plan_mutants,
     "barriers": _barrier_mutants,
+    "approximate-recovery": "flipcheck.verify_approximate_recovery:mutant_catalogue",
+    "local-recovery": "flipcheck.verify_local_recovery:mutant_catalogue",
 }
 HUNTERS: dict[str, Callable[[Mutant, float], Detection]] = {
     "plan": _hunt_plan,
     "barriers": _hunt_barriers,
+    "approximate-recovery": "flipcheck.verify_approximate_recovery:hunt_mutant",
+    "local-recovery": "flipcheck.verify_local_recovery:hunt_mutant",
 }
 
 

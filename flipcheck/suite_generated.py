@@ -77,7 +77,7 @@ class ExhaustiveCaseSpace(CaseSpace):
 
 class GeneratedSuite(Suite):
     size_unit = "steps"
-    random_batch = 200
+    random_batch = 1000   # ~0.5 ms per case: half a second per Spark task
     exhaustive_batch = 1
 
     def __init__(self, name: str, title: str, module: str):

@@ -28,7 +28,7 @@ True
 >>> outcome.violations, outcome.assignments
 ([], 1)
 >>> sorted(available_suites())
-['barriers', 'plan']
+['approximate-recovery', 'barriers', 'local-recovery', 'plan']
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ SUITES = {
     "plan": "flipcheck.suite_plan:PLAN_SUITE",
     "barriers": "flipcheck.suite_barriers:BARRIERS_SUITE",
     "protocol": "flipcheck.suite_protocol:PROTOCOL_SUITE",
+    "approximate-recovery": "flipcheck.verify_approximate_recovery:SUITE",
+    "local-recovery": "flipcheck.verify_local_recovery:SUITE",
 }
 
 # Tokens of exhaustive spaces start with this; seeds of random sweeps must not.
