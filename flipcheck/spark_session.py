@@ -86,6 +86,7 @@ def start_spark(master: str = DEFAULT_MASTER, app_name: str = "flipcheck", log_p
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         settings.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
     settings.update(conf or {})
+    settings["spark.ui.enabled"] = "false"  # never an open port, whatever --conf says
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)

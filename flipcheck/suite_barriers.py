@@ -162,7 +162,7 @@ class BarriersSuite(Suite):
         return f"{EXHAUSTIVE_PREFIX}-c{DEFAULT_EXHAUSTIVE[0]}-i{DEFAULT_EXHAUSTIVE[1]}"
 
     def minimise(self, counterexample, algorithm: str, prop: str):
-        config, events = counterexample
+        config, events = _pair(counterexample)
         if prop in PROPERTY_NAMES:
             shortest = _shortest_by_exploration(config, algorithm, prop, events)
             if shortest is not None:
@@ -173,14 +173,14 @@ class BarriersSuite(Suite):
         from flipcheck.barrier_replay import replay
         from flipcheck.render_barriers import render_chart
 
-        config, events = counterexample
+        config, events = _pair(counterexample)
         return render_chart(replay(config, list(events), handler=algorithm), out_path)
 
     def size_of(self, counterexample) -> int:
-        return len(counterexample[1])
+        return len(_pair(counterexample)[1])
 
     def describe(self, counterexample) -> dict:
-        config, events = counterexample
+        config, events = _pair(counterexample)
         tokens = [format_event(e) for e in events]
         options = [f"--channels {config.channels}", f"--mode {config.mode}"]
         if config.alignment_timeout:
@@ -189,6 +189,11 @@ class BarriersSuite(Suite):
             options.append("--no-checkpoints-after-tasks-finished")
         return {**dataclasses.asdict(config), "events": tokens,
                 "replay": "flipcheck barriers " + " ".join(options) + " --handler HANDLER " + " ".join(tokens)}
+
+
+def _pair(case) -> tuple[Config, tuple]:
+    """(configuration, events): an exhaustive case is a bare configuration (no events yet)."""
+    return (case, ()) if isinstance(case, Config) else case
 
 
 def _shortest_by_exploration(config: Config, handler: str, prop: str, events) -> tuple | None:

@@ -369,12 +369,13 @@ def _run_chunk(spark, run: _Run, number: int, batches: list[Batch], fault_marker
 
 def run_sweep(spec: SweepSpec, out_dir: str, *, master: str | None = None, spark=None,
               progress: Callable[[int, int, int, bool], None] | None = None,
-              fault_marker: str | None = None) -> dict:
+              fault_marker: str | None = None, conf: dict | None = None) -> dict:
     """Run (or resume) ``spec`` into ``out_dir``; returns the summary (also in summary.json).
 
     ``spark`` is an existing session to use (kept running); otherwise one is started for
-    ``master`` (default ``local[*]``) and stopped at the end. ``progress(done, violations,
-    fresh, final)`` is called after every committed chunk. ``fault_marker`` is a test hook: the
+    ``master`` (default ``local[*]``, extra Spark settings ``conf``) and stopped at the end.
+    ``progress(done, violations, fresh, final)`` is called after every committed chunk.
+    ``fault_marker`` is a test hook: the
     first Spark task to find that file missing creates it and fails (Spark retries the task).
     Raises :class:`SweepRefused` when ``out_dir`` holds something else.
     """
@@ -399,7 +400,7 @@ def run_sweep(spec: SweepSpec, out_dir: str, *, master: str | None = None, spark
         if todo:
             owned = spark is None
             if owned:
-                spark = start_spark(master or DEFAULT_MASTER, "flipcheck sweep", log_path=str(out / "spark.log"))
+                spark = start_spark(master or DEFAULT_MASTER, "flipcheck sweep", log_path=str(out / "spark.log"), conf=conf)
             try:
                 for info in _run_chunks(spark, run, chunks, todo, fault_marker):
                     done += info["cases"]

@@ -50,6 +50,9 @@ examples:
   flipcheck sweep --suite plan --variant wiki-b --cases 20000 --seed 1 --out out/wiki-b
   flipcheck sweep --suite plan --exhaustive --max-vertices 4 --max-parallelism 3 --out out/exh
   flipcheck sweep --suite all --cases 1000000 --seed 7 --master spark://10.0.0.5:7077 --out /shared/s7
+  flipcheck sweep --suite plan --cases 10000000 --seed 8 --master yarn --out /nfs/s8 \
+      --conf spark.archives=hdfs:///apps/flipcheck-venv.tar.gz#environment \
+      --conf spark.pyspark.python=./environment/bin/python          (docs/sweep.md: clusters)
   flipcheck replay plan:1:4711 --algorithm wiki-b
 
 progress (stderr): cases done, violations so far, cases per second, ETA.
@@ -72,6 +75,8 @@ def configure(parser) -> None:
     parser.add_argument("--max-vertices", type=int, metavar="V", help="--exhaustive plan bound (default: 4)")
     parser.add_argument("--max-parallelism", type=int, metavar="P", help="--exhaustive plan bound (default: 3)")
     parser.add_argument("--master", metavar="URL", default=None, help="Spark master (default: local[*])")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra Spark setting, repeatable (e.g. spark.archives=venv.tar.gz#environment)")
     parser.add_argument("--batch-size", type=int, metavar="N",
                         help="cases per Spark task (default: about one second of work per suite)")
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory (created; resumed if it holds this sweep)")
@@ -91,6 +96,19 @@ def _options(args):
     if not valid_master(master):
         raise UsageError(f"--master {master!r} is not a Spark master URL (local[*], local[N], spark://HOST:PORT, yarn, k8s://...)")
     return master
+
+
+def spark_conf(pairs: list[str]) -> dict:
+    """``--conf KEY=VALUE`` options as a dict; UsageError for a malformed one."""
+    from flipcheck.errors import UsageError
+
+    conf = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.startswith("spark."):
+            raise UsageError(f"--conf {pair!r} is not spark.KEY=VALUE")
+        conf[key] = value
+    return conf
 
 
 def build_spec(args):
@@ -132,14 +150,14 @@ def print_result(summary: dict, out_dir: str, stream=None) -> None:
     stream.flush()
 
 
-def run_spec(spec, out_dir: str, master: str, spark=None) -> dict:
+def run_spec(spec, out_dir: str, master: str, spark=None, conf: dict | None = None) -> dict:
     """Run a sweep with a progress bar; refusals and Spark failures become one-line errors."""
     from flipcheck.errors import InputError, UsageError
     from flipcheck.sweep import Progress, SweepRefused, run_sweep
 
     progress = Progress(spec.total_cases)
     try:
-        return run_sweep(spec, out_dir, master=master, spark=spark, progress=progress.update)
+        return run_sweep(spec, out_dir, master=master, spark=spark, progress=progress.update, conf=conf)
     except SweepRefused as error:
         raise InputError(out_dir, str(error)) from None
     except OSError as error:
@@ -153,7 +171,8 @@ def run_spec(spec, out_dir: str, master: str, spark=None) -> dict:
 
 def run(args) -> int:
     master = _options(args)
+    conf = spark_conf(args.conf)
     spec = build_spec(args)
-    summary = run_spec(spec, args.out, master)
+    summary = run_spec(spec, args.out, master, conf=conf)
     print_result(summary, args.out)
     return 1 if summary["violations"] else 0

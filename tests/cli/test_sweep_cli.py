@@ -84,6 +84,8 @@ def test_replay_of_a_barrier_case_and_an_exhaustive_case(capsys):
     assert document["suite"] == "barriers" and "events" in document["case"]
     assert main(["replay", "plan:exhaustive-v3-p2:301", "--no-render"]) == 0
     assert "checked by" in capsys.readouterr().out
+    assert main(["replay", "barriers:exhaustive-c1-i2:0", "--no-render", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["method"] == "explore"
 
 
 @pytest.mark.parametrize("argv,fragment", [
@@ -99,3 +101,8 @@ def test_a_refused_directory_is_left_untouched(capsys, tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     assert main(["sweep", "--suite", "plan", "--cases", "5", "--out", str(tmp_path)]) == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_malformed_spark_setting_is_refused(capsys, tmp_path):
+    _fails_with_one_line(["sweep", "--suite", "plan", "--cases", "5", "--conf", "ui=on", "--out", str(tmp_path / "o")],
+                         capsys, "--conf", "spark.KEY=VALUE")
