@@ -27,8 +27,8 @@ True
 >>> outcome = space.check(case, "flink")
 >>> outcome.violations, outcome.assignments
 ([], 1)
->>> sorted(available_suites())
-['approximate-recovery', 'barriers', 'local-recovery', 'plan']
+>>> available_suites()[:2]                     # registry order; later designs follow
+['plan', 'barriers']
 """
 
 from __future__ import annotations
