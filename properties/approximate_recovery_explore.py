@@ -242,13 +242,16 @@ def recovery_cases(flow: spec.Dataflow, state: spec.Flow) -> list[tuple[frozense
 def explore_dataflow(variant: str, graph: JobGraph, records: int = 2, max_states: int | None = None) -> Exploration:
     """Every reachable state of the run (with its one checkpoint) is a failure point; each
     :func:`recovery_cases` failure is recovered by ``variant`` and checked with every dataflow
-    property. ``states`` counts run states, ``transitions`` run steps."""
+    property. ``states`` counts run states, ``transitions`` run steps, and the result's
+    ``failures_checked`` the recoveries checked."""
     flow = spec.Dataflow(graph, records)
     recovery = make_engine(variant).recovery()
+    checked = [0]
 
     def failures(state):
         problems = []
         for failed, partial in recovery_cases(flow, state):
+            checked[0] += 1
             problems += props.check_recovery(flow, state, failed, partial, recovery.recover(flow, state, failed, partial))
             if problems:
                 break
@@ -258,4 +261,6 @@ def explore_dataflow(variant: str, graph: JobGraph, records: int = 2, max_states
         for action in spec.flow_actions(flow, state):
             yield action, spec.flow_step(flow, state, action), ()
 
-    return explore([spec.initial_flow(flow)], successors, check_state=failures, max_states=max_states)
+    result = explore([spec.initial_flow(flow)], successors, check_state=failures, max_states=max_states)
+    result.failures_checked = checked[0]
+    return result
