@@ -15,6 +15,8 @@ Example
 
 from __future__ import annotations
 
+from flipcheck.model.local_recovery import Assignment
+
 from .local_recovery import (
     AsyncCheckpointRunnable,
     BackendRestorerProcedure,
@@ -164,6 +166,37 @@ class RetrieveLatestBefore(TaskLocalRecovery):
     local_store_class = _RetrieveLatest
 
 
+class _AbortIgnored(TaskLocalStateStoreImpl):
+    def abort_checkpoint(self, aborted):
+        pass
+
+
+class AbortNotForwarded(TaskLocalRecovery):
+    """The local store ignores aborts: a local copy of an aborted checkpoint stays until a later
+    confirmation happens to discard it."""
+
+    name = "abort-not-forwarded"
+    source = "facts §2 Retention: abortCheckpoint(n) discards exactly n"
+    part = "store"
+    local_store_class = _AbortIgnored
+
+
+class _StoresAfterDispose(TaskLocalStateStoreImpl):
+    def store_local_state(self, checkpoint_id, snapshot=None):
+        self.stored[checkpoint_id] = snapshot
+        self.directories.directories.add(checkpoint_id)
+
+
+class DisposeKeepsAccepting(TaskLocalRecovery):
+    """A disposed store still registers snapshots stored later (an asynchronous snapshot finishing
+    after the task was released), so their files are never deleted."""
+
+    name = "dispose-keeps-accepting"
+    source = "facts §2 Write path 6: 'A store after dispose() discards the snapshot immediately'"
+    part = "store"
+    local_store_class = _StoresAfterDispose
+
+
 # -- restoring ----------------------------------------------------------------------------------
 
 
@@ -233,6 +266,25 @@ class MatchOverlappingRanges(TaskLocalRecovery):
     prioritized_builder_class = _MatchOverlapping
 
 
+class _DropPrimaryWhenLocalComplete(PrioritizedOperatorSubtaskStateBuilder):
+    def build(self):
+        alternatives = super().build()
+        mixed = alternatives[0]
+        if len(alternatives) > 1 and all(h.location == "local" for h in mixed):
+            return (mixed,)  # "the local copy is complete, the primary is not needed"
+        return alternatives
+
+
+class DropPrimaryWhenLocalComplete(TaskLocalRecovery):
+    """When the local copy covers every key group, the primary is left out of the alternatives,
+    so an unreadable local file fails the restore although the primary reads."""
+
+    name = "drop-primary-when-local-complete"
+    source = "facts §2 Invariants: 'JM state is missing from the restore alternatives or is not last' (never)"
+    part = "restore"
+    prioritized_builder_class = _DropPrimaryWhenLocalComplete
+
+
 # -- scheduling ---------------------------------------------------------------------------------
 
 
@@ -291,13 +343,36 @@ class SeedFreshSlotOnly(TaskLocalRecovery):
     slot_allocator_class = _AllocatorFreshOnly
 
 
+class _AllocatorKeepsChosenSlots(SlotSharingExecutionSlotAllocator):
+    def allocate(self, requests, free, resource_manager):
+        retriever = self.profile_retriever_class(requests)
+        strategy = self.strategy_class()
+        slots = []
+        for request in requests:  # the chosen slot is not taken out of the pool
+            slot = strategy.select_best_slot_for_profile(list(free), retriever.get_slot_profile(request))
+            slots.append(slot if slot is not None else resource_manager.request_new_slot())
+        return Assignment(tuple(slots))
+
+
+class SlotNotRemovedFromPool(TaskLocalRecovery):
+    """A slot chosen for one request stays in the free pool, so a later request of the bulk gets
+    the same slot."""
+
+    name = "slot-not-removed-from-pool"
+    source = "facts §2 Allocation-preserving scheduling (a free slot is allocated once)"
+    part = "scheduling"
+    slot_allocator_class = _AllocatorKeepsChosenSlots
+
+
 VARIANTS = {
     cls.name: cls
     for cls in (
         SecondaryFailureFailsCheckpoint, LocalCopyRescuesPrimary,
-        FlinkBefore8777, FlinkBefore28515, ConfirmDiscardsConfirmed, RetrieveLatestBefore,
+        FlinkBefore8777, FlinkBefore28515, ConfirmDiscardsConfirmed, RetrieveLatestBefore, AbortNotForwarded,
+        DisposeKeepsAccepting,
         FlinkBefore33341, NoFallbackToPrimary, LocalCopyAsWholeState, MatchOverlappingRanges,
-        FlinkBefore9635, LocationPreferenceOnly, SeedFreshSlotOnly,
+        DropPrimaryWhenLocalComplete,
+        FlinkBefore9635, LocationPreferenceOnly, SeedFreshSlotOnly, SlotNotRemovedFromPool,
     )
 }
 LOCAL_RECOVERY_ENGINES = {TaskLocalRecovery.name: TaskLocalRecovery, **VARIANTS}

@@ -1,25 +1,18 @@
 """Every approximate-recovery property holds on the engine (and the model) for generated cases,
-z3 proves the restart sets, and the verify suite, pictures and descriptions work."""
-
-import json
-from pathlib import Path
+z3 proves the restart sets, liveness finds a stuck coordinator, and the verify suite reports no
+violation for the engine and exactly the documented differences for Flink as shipped."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flipcheck.generators.approximate_recovery import KINDS, cases
-from flipcheck.generators.approximate_recovery import failure_state
+from flipcheck.generators.approximate_recovery import KINDS, cases, failure_state
 from flipcheck.model import approximate_recovery as spec
 from flipcheck.model.jobgraph import JobGraph
 from flipcheck.properties import approximate_recovery_properties as props
 from flipcheck.properties.z3_approximate_recovery import prove_restart_set
 from flipcheck.reference_impl.approximate_recovery_variants import APPROXIMATE_RECOVERY_ENGINES
-from flipcheck.verify_approximate_recovery import (
-    check_case, describe_case, exhaustive_cases, explore_case, render_case, run_approximate_recovery_suite,
-)
-
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+from flipcheck.verify_approximate_recovery import check_case, exhaustive_cases, explore_case, run_approximate_recovery_suite
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -89,17 +82,6 @@ def test_verify_suite_reports_flink_as_shipped_differences():
     assert violated == {"zombie_never_replaces_newer", "old_barriers_never_block", "refines_spec"}
 
 
-def test_every_kind_is_described_as_json_and_drawn(tmp_path):
-    from flipcheck.generators.choices import SeededChooser
-    from flipcheck.verify_approximate_recovery import generate_case
-
-    for kind in KINDS:
-        case = generate_case(SeededChooser.for_case("pictures", 0), kind)
-        assert json.loads(json.dumps(describe_case(case)))["kind"] == kind
-        picture = render_case(case, str(tmp_path / f"{kind}.svg"))
-        assert Path(picture).read_text().lstrip().startswith(("<?xml", "<svg"))
-
-
 def test_exhaustive_units_explore_and_return_a_case_for_a_violation():
     units = exhaustive_cases()
     assert {u.part for u in units} == {"subpartition", "barriers", "failover", "dataflow"}
@@ -109,9 +91,3 @@ def test_exhaustive_units_explore_and_return_a_case_for_a_violation():
     violations, states, counterexample = explore_case(barrier_unit, "drop-below-restore-id", refinement=False)
     assert [v.property for v in violations] == ["old_barriers_never_block"] and states > 0
     assert "old_barriers_never_block" in {v.property for v in check_case(counterexample, "drop-below-restore-id")}
-
-
-def test_docs_name_every_property_and_variant():
-    text = (DOCS / "approximate-recovery.md").read_text()
-    missing = [name for name in (*props.PROPERTY_NAMES, *APPROXIMATE_RECOVERY_ENGINES) if f"`{name}`" not in text]
-    assert missing == []

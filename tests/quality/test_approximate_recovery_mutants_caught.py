@@ -3,39 +3,30 @@ property and counterexample, every property catches a named variant, the statefu
 every subpartition variant, and Flink as shipped differs from the seed exactly where documented.
 """
 
-import json
-from pathlib import Path
-
 import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from flipcheck.generators.approximate_recovery import QUICK, subpartition_machine
-from flipcheck.mutants import catalogue
+from flipcheck import verify_approximate_recovery as driver
 from flipcheck.properties.approximate_recovery_properties import PROPERTY_NAMES
 from flipcheck.reference_impl.approximate_recovery_variants import VARIANTS
-from flipcheck.verify_approximate_recovery import MUTANTS, check_case, describe_case, hunt_mutant, run_approximate_recovery_suite
+from flipcheck.verify_approximate_recovery import run_approximate_recovery_suite
+from recovery_mutant_checks import (
+    assert_caught_as_pinned, assert_property_catches, assert_registered, load_manifest, pinned_variants,
+)
 
-MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "approximate_recovery.json").read_text())
-PINNED = {entry["variant"]: entry for entry in MANIFEST["variants"]}
+MANIFEST = load_manifest("approximate_recovery")
+PINNED = pinned_variants(MANIFEST)
 
 
 def test_every_variant_is_pinned_and_in_the_catalogue():
-    assert set(PINNED) == set(VARIANTS) == set(MUTANTS)
-    ours = {m.id for m in catalogue().values() if m.suite == "approximate-recovery"}
-    assert ours == set(VARIANTS) and len(ours) >= 3
+    assert_registered(driver, "approximate-recovery", MANIFEST)
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_variant_is_caught_with_the_pinned_shortest_counterexample(name):
-    detection = hunt_mutant(catalogue()[name], budget_seconds=30)
-    pinned = PINNED[name]
-    assert detection.caught
-    assert (detection.property, detection.driver) == (pinned["property"], pinned["driver"])
-    assert json.loads(json.dumps(describe_case(detection.counterexample))) == pinned["counterexample"]
-    # The counterexample replays: checking it on the variant violates the property, on the engine nothing.
-    assert pinned["property"] in {v.property for v in check_case(detection.counterexample, name)}
-    assert check_case(detection.counterexample, "flip135") == []
+    assert_caught_as_pinned(driver, name, MANIFEST)
 
 
 # Properties a hunt reports behind a stronger one found first: (variant, kind of random case).
@@ -52,14 +43,7 @@ ALSO_CAUGHT = {
 
 @pytest.mark.parametrize("prop", sorted(ALSO_CAUGHT))
 def test_property_catches_its_named_variant_on_random_cases(prop):
-    from flipcheck.generators.choices import SeededChooser
-    from flipcheck.verify_approximate_recovery import generate_case
-
-    variant, kind = ALSO_CAUGHT[prop]
-    first = next((index for index in range(2000)
-                  if prop in {v.property for v in check_case(generate_case(SeededChooser.for_case("catch", index), kind),
-                                                             variant)}), None)
-    assert first is not None, f"{prop} never caught {variant}"
+    assert_property_catches(driver, prop, *ALSO_CAUGHT[prop])
 
 
 def test_every_property_catches_a_named_variant():
