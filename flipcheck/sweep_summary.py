@@ -104,7 +104,6 @@ def _counterexample(out: Path, target, suite, prop: str, index: int) -> dict:
     case = space.case(index)
     outcome = space.check(case, target.algorithm)
     failing = outcome.counterexample if outcome.counterexample is not None else case
-    began = time.perf_counter()
     minimised = suite.minimise(failing, target.algorithm, prop)
     name = _slug(f"{target.suite}-{target.algorithm}-{prop}")
     folder = out / "counterexamples"
@@ -118,7 +117,6 @@ def _counterexample(out: Path, target, suite, prop: str, index: int) -> dict:
         "original_size": suite.size_of(failing), "size": suite.size_of(minimised), "size_unit": suite.size_unit,
         "minimised": described, "json": f"counterexamples/{name}.json",
         "replay": f"flipcheck replay {space.case_id(index)} --algorithm {target.algorithm}",
-        "minimise_seconds": round(time.perf_counter() - began, 3),
         "picture": None,
     }
     try:

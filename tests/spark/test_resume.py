@@ -14,7 +14,7 @@ from flipcheck.sweep import COLUMNS, TIMING_KEYS, plan_sweep, read_cases, run_sw
 
 pytestmark = pytest.mark.spark
 
-OPTIONS = ["--suite", "all", "--cases", "20000", "--seed", "kill", "--batch-size", "500", "--master", "local[2]"]
+OPTIONS = ["--suite", "plan", "--cases", "40000", "--seed", "kill", "--batch-size", "500", "--master", "local[2]"]
 
 
 def _committed(out: Path) -> int:
@@ -49,7 +49,7 @@ def _rows(out):
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, spark, flipcheck_cli, cli_env):
     out = tmp_path / "killed"
     command = [*flipcheck_cli, "sweep", *OPTIONS, "--out", str(out)]
-    total_chunks = len(plan_sweep(["plan", "barriers"], None, cases=20000, seed="kill", batch_size=500).chunks())
+    total_chunks = len(plan_sweep(["plan"], None, cases=40000, seed="kill", batch_size=500).chunks())
     log = open(tmp_path / "killed.log", "w")
     driver = subprocess.Popen(command, env=cli_env, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.time() + 240
@@ -73,7 +73,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path, spark, flipch
     assert f"report: {out / 'report.html'}" in resumed.stdout
 
     reference = tmp_path / "uninterrupted"
-    spec = plan_sweep(["plan", "barriers"], None, cases=20000, seed="kill", batch_size=500)
+    spec = plan_sweep(["plan"], None, cases=40000, seed="kill", batch_size=500)
     expected = run_sweep(spec, str(reference), spark=spark)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["timing"]["runs"] == 2
