@@ -48,7 +48,7 @@ from flipcheck.properties.violation import Violation
 from flipcheck.reference_impl.approximate_recovery_variants import APPROXIMATE_RECOVERY_ENGINES, VARIANTS
 from flipcheck.reference_impl.approximate_recovery_variants import engine as make_engine
 from flipcheck.suite_generated import GeneratedSuite
-from flipcheck.verify_drivers import hunt_with, mutant_list, random_rows, rows, stateful_rows, table_source
+from flipcheck.verify_drivers import hunt_with, merged, mutant_list, random_rows, rows, stateful_rows, table_source
 
 __all__ = [
     "ENGINE", "ENGINES", "PROPERTY_NAMES", "MUTANTS", "EXHAUSTIVE_BOUNDS", "SUITE", "DATAFLOW_GRAPHS",
@@ -432,7 +432,7 @@ def run_approximate_recovery_suite(budget_seconds: float = 20.0, variant: str | 
                           remaining * 0.6)
     result += stateful_rows(lambda: gen.subpartition_machine(variant), props.GROUPS["subpartition"], "refines_spec",
                             "approximate-recovery", max(0.2, budget_seconds - (time.perf_counter() - started)))
-    return result
+    return merged(result)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -25,12 +25,26 @@ import time
 from collections import Counter
 from typing import Callable, Iterable, Sequence
 
-__all__ = ["rows", "random_rows", "stateful_rows", "table_source", "mutant_list", "hunt_with"]
+__all__ = ["rows", "merged", "random_rows", "stateful_rows", "table_source", "mutant_list", "hunt_with"]
 
 
 def rows(names: Iterable[str], cases: int, found: Counter, driver: str) -> list[dict]:
     """One ``{"name", "cases", "violations", "driver"}`` row per property name."""
     return [{"name": n, "cases": cases, "violations": found[n], "driver": driver} for n in names]
+
+
+def merged(result: list[dict]) -> list[dict]:
+    """One row per (property, driver): cases and violations summed over the rows that share it
+    (a property checked on several kinds of case), in first-seen order."""
+    combined: dict = {}
+    for row in result:
+        key = (row["name"], row["driver"])
+        if key in combined:
+            combined[key]["cases"] += row["cases"]
+            combined[key]["violations"] += row["violations"]
+        else:
+            combined[key] = dict(row)
+    return list(combined.values())
 
 
 def random_rows(kinds: Sequence[str], groups: dict, generate: Callable, check: Callable,

@@ -39,7 +39,7 @@ from flipcheck.properties.violation import Violation
 from flipcheck.reference_impl.local_recovery_variants import LOCAL_RECOVERY_ENGINES, VARIANTS
 from flipcheck.reference_impl.local_recovery_variants import engine as make_engine
 from flipcheck.suite_generated import GeneratedSuite
-from flipcheck.verify_drivers import hunt_with, mutant_list, random_rows, rows, stateful_rows, table_source
+from flipcheck.verify_drivers import hunt_with, merged, mutant_list, random_rows, rows, stateful_rows, table_source
 
 __all__ = [
     "ENGINE", "ENGINES", "PROPERTY_NAMES", "MUTANTS", "EXHAUSTIVE_BOUNDS", "SUITE", "ExhaustiveUnit",
@@ -311,7 +311,7 @@ def run_local_recovery_suite(budget_seconds: float = 20.0, variant: str | None =
     result += stateful_rows(lambda: gen.cluster_machine(variant), props.GROUPS["cluster"],
                             "restored_state_equals_primary", "local-recovery",
                             max(0.2, budget_seconds - (time.perf_counter() - started)), steps=20)
-    return result
+    return merged(result)
 
 
 # ------------------------------------------------------------------------------------------------
