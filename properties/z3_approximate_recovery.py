@@ -20,9 +20,9 @@ Example
 >>> g = JobGraph.build([("src", 2), ("map", 2), ("sink", 1)], [("src", "map", ALL_TO_ALL), ("map", "sink", ALL_TO_ALL)])
 >>> prove_restart_set(g, "flip135").proved
 True
->>> proof = prove_restart_set(g, "flink-before-28701")
->>> proof.proved, [v.property for v in proof.violations]
-(False, ['never_restarts_upstream'])
+>>> proof = prove_restart_set(g, "flink-before-28701")       # z3 picks some failure: a producer restarts
+>>> proof.proved, "never_restarts_upstream" in [v.property for v in proof.violations]
+(False, True)
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def test_z3_proves_the_engine_restart_sets_and_refutes_a_variant():
     assert prove_restart_set(graph, "flip135").proved
     proof = prove_restart_set(graph, "single-task-recovery")
     assert not proof.proved and proof.failed
-    assert [v.property for v in proof.violations] == ["restart_includes_failed_and_consumers"]
+    assert "restart_includes_failed_and_consumers" in {v.property for v in proof.violations}
 
 
 def test_liveness_finds_the_stuck_state_of_a_coordinator_that_keeps_pending_checkpoints():
