@@ -176,12 +176,14 @@ CATALOGUE_SOURCES = {
     "barriers": _barrier_mutants,
     "approximate-recovery": "flipcheck.verify_approximate_recovery:mutant_catalogue",
     "local-recovery": "flipcheck.verify_local_recovery:mutant_catalogue",
+    "split-assignment": "flipcheck.verify_split_assignment:mutant_catalogue",
 }
 HUNTERS: dict[str, Callable[[Mutant, float], Detection]] = {
     "plan": _hunt_plan,
     "barriers": _hunt_barriers,
     "approximate-recovery": "flipcheck.verify_approximate_recovery:hunt_mutant",
     "local-recovery": "flipcheck.verify_local_recovery:hunt_mutant",
+    "split-assignment": "flipcheck.verify_split_assignment:hunt_mutant",
 }
 
 

@@ -61,6 +61,7 @@ SUITES = {
     "protocol": "flipcheck.suite_protocol:PROTOCOL_SUITE",
     "approximate-recovery": "flipcheck.verify_approximate_recovery:SUITE",
     "local-recovery": "flipcheck.verify_local_recovery:SUITE",
+    "split-assignment": "flipcheck.suite_split_assignment:SPLIT_ASSIGNMENT_SUITE",
 }
 
 # Tokens of exhaustive spaces start with this; seeds of random sweeps must not.
