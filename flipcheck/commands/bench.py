@@ -35,6 +35,7 @@ def configure(parser) -> None:
     parser.add_argument("--budget", type=float, default=30.0, help="skip a measurement predicted to exceed this many seconds")
     parser.add_argument("--json", action="store_true", help="one JSON object per measurement")
     parser.add_argument("--repeat", type=int, default=1, metavar="N", help="sweep: best of N runs per timing (default: 1)")
+    parser.add_argument("--suites", metavar="A,B", help="sweep: comma-separated suites (default: every suite in this build)")
 
 
 def _bench_barriers(args) -> int:

@@ -13,7 +13,11 @@ engine's algorithm (or --algorithm / --variant NAME) and return one row per case
 suites:
   plan        checkpoint plans with finished tasks (FLIP-147 trigger roots)
   barriers    task-side barrier alignment with finished channels (FLIP-147)
-  protocol    the whole job (not available yet)
+  protocol    the whole job: coordinator, tasks and channels (FLIP-147 end to end)
+  approximate-recovery   FLIP-135 approximate task-local recovery (restart sets, data loss)
+  local-recovery         task-local state recovery (local copies, slot-preserving scheduling)
+  split-assignment       FLIP-27 split assignment with checkpoints (exactly-once under failures)
+  batch-recovery         FLIP-383 batch job recovery after JobManager failover
   all         every suite in this build; a --variant applies to the suites that know it
 
 cases:

@@ -106,3 +106,7 @@ def test_a_refused_directory_is_left_untouched(capsys, tmp_path):
 def test_a_malformed_spark_setting_is_refused(capsys, tmp_path):
     _fails_with_one_line(["sweep", "--suite", "plan", "--cases", "5", "--conf", "ui=on", "--out", str(tmp_path / "o")],
                          capsys, "--conf", "spark.KEY=VALUE")
+
+
+def test_bench_sweep_with_an_unknown_suite_exits_2_naming_it(capsys):
+    _fails_with_one_line(["bench", "sweep", "--suites", "plan,mystery"], capsys, "--suites", "mystery")
