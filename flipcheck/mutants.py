@@ -177,6 +177,7 @@ CATALOGUE_SOURCES = {
     "approximate-recovery": "flipcheck.verify_approximate_recovery:mutant_catalogue",
     "local-recovery": "flipcheck.verify_local_recovery:mutant_catalogue",
     "split-assignment": "flipcheck.verify_split_assignment:mutant_catalogue",
+    "batch-recovery": "flipcheck.verify_batch_recovery:mutant_catalogue",
 }
 HUNTERS: dict[str, Callable[[Mutant, float], Detection]] = {
     "plan": _hunt_plan,
@@ -184,6 +185,7 @@ HUNTERS: dict[str, Callable[[Mutant, float], Detection]] = {
     "approximate-recovery": "flipcheck.verify_approximate_recovery:hunt_mutant",
     "local-recovery": "flipcheck.verify_local_recovery:hunt_mutant",
     "split-assignment": "flipcheck.verify_split_assignment:hunt_mutant",
+    "batch-recovery": "flipcheck.verify_batch_recovery:hunt_mutant",
 }
 
 

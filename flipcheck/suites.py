@@ -62,6 +62,7 @@ SUITES = {
     "approximate-recovery": "flipcheck.verify_approximate_recovery:SUITE",
     "local-recovery": "flipcheck.verify_local_recovery:SUITE",
     "split-assignment": "flipcheck.suite_split_assignment:SPLIT_ASSIGNMENT_SUITE",
+    "batch-recovery": "flipcheck.suite_batch_recovery:BATCH_RECOVERY_SUITE",
 }
 
 # Tokens of exhaustive spaces start with this; seeds of random sweeps must not.
