@@ -122,14 +122,17 @@ def unfinished_partitions_released(config: Config, action, before: State | None,
 
 
 def needed_partitions_kept(config: Config, action, before: State | None, after: State) -> list[Violation]:
-    """A reported partition of a FINISHED producer that an unfinished consumer needs is kept and
-    tracked; its producer does not rerun."""
+    """A reported partition of the recovered attempt of a FINISHED producer that an unfinished
+    consumer needs is kept and tracked, unless the producer reruns because one of its own
+    producers does (a region restart takes its consumers along)."""
     if not _recovered(action, before):
         return []
     topo = topology(config)
     bad = [t for t in before.reported
            if before.status[t] == FINISHED and any(before.status[c] != FINISHED for c in topo.consumers[t])
-           and (after.outputs[t] is None or t not in after.tracked)]
+           and before.outputs[t] is not None and before.outputs[t][0] == before.attempt[t]   # the recovered attempt's
+           and (after.outputs[t] is None or t not in after.tracked)
+           and not (after.status[t] == CREATED and any(after.status[p] != FINISHED for p in topo.producers[t]))]
     if not bad:
         return []
     return [Violation("needed_partitions_kept",
