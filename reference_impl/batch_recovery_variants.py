@@ -12,6 +12,7 @@ sentence the mechanism. The suite must catch every mutant
 * ``no-restart-for-missing`` — producers of missing partitions are not restarted (facts §4 step 4).
 * ``restore-coordinator-without-snapshot`` — coordinators start fresh instead of from their batch snapshot (seed, FLINK-33984).
 * ``snapshot-every-finish`` — min-pause ignored: a coordinator snapshot with every finished task (seed "min-pause").
+* ``partitions-matched-without-attempt`` — a reported partition of another attempt is taken for the recovered one.
 * ``missing-return`` — ``startRecovering``'s callback runs ``recoverFinished`` after ``recoverFailed`` (facts §4 step 7 [obs], e964af3).
 
 Example
@@ -123,6 +124,32 @@ class NoRestartForMissing(BatchJob):
     jobmaster_class = _with_handler(_NoRestart)
 
 
+class _AnyAttempt(DefaultBatchJobRecoveryHandler):
+    def recover_partitions(self) -> None:
+        # partitions matched by producer only: pretend every reported one is of the recovered attempt
+        shuffle, graph = self.jm.shuffle_master, self.jm.graph
+        saved = list(graph.attempt)
+        for t in shuffle.fetched:
+            if graph.status[t] == FINISHED:
+                graph.attempt[t] = shuffle.outputs[t][0]
+        super().recover_partitions()
+        for t, a in enumerate(saved):
+            if graph.status[t] == FINISHED:
+                graph.attempt[t] = a
+
+
+class PartitionsMatchedWithoutAttempt(BatchJob):
+    """A reported partition counts as the recovered execution's whatever attempt wrote it: the
+    output of a rerun that finished after the last flush (its event lost) is taken for the
+    partition of the attempt the log recovered."""
+
+    name = "partitions-matched-without-attempt"
+    flink_issue = None
+    source = ("facts §4 step 4 (reported partition ids) and FLINK-33892; ResultPartitionID = "
+              "IntermediateResultPartitionID + ExecutionAttemptID")
+    jobmaster_class = _with_handler(_AnyAttempt)
+
+
 # -- coordinators ----------------------------------------------------------------------------------
 
 
@@ -195,7 +222,7 @@ class FlinkJob(BatchJob):
 VARIANTS: dict[str, type[BatchJob]] = {
     cls.name: cls
     for cls in (FlinkJob, SeedFinishedByPartitions, KeepTrailingEvents, KeepUnknownPartitions, NoRestartForMissing,
-                RestoreCoordinatorWithoutSnapshot, SnapshotEveryFinish, MissingReturn)
+                RestoreCoordinatorWithoutSnapshot, SnapshotEveryFinish, MissingReturn, PartitionsMatchedWithoutAttempt)
 }
 CORRECT_VARIANTS = (ENGINE,)
 
