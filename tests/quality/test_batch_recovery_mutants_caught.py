@@ -1,20 +1,48 @@
-"""Every batch-recovery mutant is caught by exploration with a shortest trace that replays."""
+"""The suite finds the batch-recovery bugs: the hunt catches every mutant with the pinned
+property and shortest trace, which replays (the mutant violates it there, Flink does not); the
+seeded driver finds the shallow ones too."""
+
+import json
+from pathlib import Path
 
 import pytest
 
+from flipcheck.drivers import seeded_driver
+from flipcheck.model.batch_recovery import Config
+from flipcheck.mutants import catalogue
 from flipcheck.properties.batch_recovery_explore import replay
 from flipcheck.reference_impl.batch_recovery_variants import MUTANTS
-from flipcheck.verify_batch_recovery import EXPLORATION_CONFIGS, check_case, explore_case
+from flipcheck.verify_batch_recovery import GRAPHS, check_case, generate_case, hunt_mutant
+
+MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "batch_recovery.json").read_text())
+PINNED = {e["variant"]: e for e in MANIFEST["variants"]}
+
+
+def config_of(entry) -> Config:
+    name, *rest = entry["config"]
+    return Config(GRAPHS[name], *rest)
+
+
+def test_every_mutant_is_pinned_and_in_the_catalogue():
+    assert set(PINNED) == set(MUTANTS) and len(MUTANTS) >= 3
+    assert {m.id for m in catalogue().values() if m.suite == "batch-recovery"} == set(MUTANTS)
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
-def test_exploration_catches_mutant(name):
-    for config in EXPLORATION_CONFIGS:
-        violations, _, counterexample = explore_case(config, name, refinement=False)
-        if violations:
-            break
-    assert violations, f"{name} survived"
-    config, trace = counterexample
-    steps = replay(config, trace, name, refinement=False)
-    assert {v.property for v in steps[-1].violations} & {v.property for v in violations}
-    assert check_case((config, trace), "flink") == []
+def test_hunt_catches_mutant_with_the_pinned_trace(name):
+    detection = hunt_mutant(catalogue()[name], budget_seconds=30)
+    entry = PINNED[name]
+    config, trace = detection.counterexample
+    assert detection.caught and detection.property == entry["property"]
+    assert config == config_of(entry) and [list(a) for a in trace] == entry["trace"]
+    refinement = entry["property"] == "refines_model"
+    steps = replay(config, trace, name, refinement=refinement)
+    assert entry["property"] in {v.property for v in steps[-1].violations}
+    assert all(not s.violations for s in replay(config, trace, "flink"))
+
+
+@pytest.mark.parametrize("name", ["snapshot-every-finish", "no-restart-for-missing", "restore-coordinator-without-snapshot"])
+def test_seeded_runs_find_the_shallow_mutants(name):
+    tally = seeded_driver(generate_case, lambda case: check_case(case, name), budget_seconds=20,
+                          seed=f"quality-{name}", max_cases=3000, stop_at_first=True)
+    assert tally.first_violation is not None
