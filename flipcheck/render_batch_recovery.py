@@ -3,8 +3,8 @@
 Columns: the action, the JM phase, each task's state (``F`` finished, ``R`` running, ``C``
 created, ``X`` cancelled), the event file and the unflushed buffer (``f<task>`` a finished event,
 ``*`` with a coordinator snapshot, ``r`` a reset event), the partitions the TaskManagers hold,
-and each source coordinator's unassigned splits. The row that violated a property is red and the
-violation is the title.
+each source coordinator's unassigned splits, and the properties the step violated (red rows; the
+first violation is the title).
 
 Example
 -------
@@ -40,9 +40,10 @@ def _row(config: Config, action, s: State) -> list:
 def run_source(config: Config, steps, variant: str = "flink") -> str:
     bad = [n for n, s in enumerate(steps) if s.violations]
     title = f"{variant}: " + (str(steps[bad[0]].violations[0]) if bad else "no violation")
-    body = [_row(config, s.action, s.after) for s in steps]
+    body = [_row(config, s.action, s.after) + [", ".join(dict.fromkeys(v.property for v in s.violations)) or ""]
+            for s in steps]
     return table_source(title, ["action", "phase", "tasks", "event file", "buffer", "partitions (attempt, splits)",
-                                "unassigned"], body, bad)
+                                "unassigned", "violated"], body, bad)
 
 
 def render_run(config: Config, steps, path: str, variant: str = "flink") -> str:
