@@ -321,10 +321,13 @@ class DefaultBatchJobRecoveryHandler:
         # Late TM reports after the fetch stopped are answered with releasePartitions.
         self.jm.shuffle_master.release_partitions(
             t for t in decisions if t not in actual and outputs[t] is not None)
-        for t in reserve & actual:
-            self.jm.partition_tracker.add(t)            # startTrackingPartition
+        self.track_partitions(reserve & actual)
         missing = reserve - actual
         self.restart_producers_of_missing(missing)
+
+    def track_partitions(self, tasks: set) -> None:
+        for t in tasks:
+            self.jm.partition_tracker.add(t)            # startTrackingPartition + recoverProducedPartitions
 
     def release_unknown_partitions(self, tasks: set) -> None:
         self.jm.shuffle_master.release_partitions(tasks)

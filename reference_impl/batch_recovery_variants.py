@@ -9,6 +9,7 @@ sentence the mechanism. The suite must catch every mutant
 * ``seed-finished-by-partitions`` — seed step 2: a vertex is FINISHED when its partitions are tracked.
 * ``keep-trailing-events`` — finished events after the last snapshot-bearing one are kept (facts §4 3b).
 * ``keep-unknown-partitions`` — reported partitions of unfinished producers are not released (facts §4 step 4).
+* ``reported-partitions-not-tracked`` — reported partitions are kept but not tracked (FLINK-33892, facts §4 step 4).
 * ``no-restart-for-missing`` — producers of missing partitions are not restarted (facts §4 step 4).
 * ``restore-coordinator-without-snapshot`` — coordinators start fresh instead of from their batch snapshot (seed, FLINK-33984).
 * ``snapshot-every-finish`` — min-pause ignored: a coordinator snapshot with every finished task (seed "min-pause").
@@ -106,6 +107,22 @@ class KeepUnknownPartitions(BatchJob):
     flink_issue = None
     source = "facts §4 step 4 'toRelease = RELEASE ∩ actual: stopTrackingAndReleasePartitions'"
     jobmaster_class = _with_handler(_KeepUnknown)
+
+
+class _NoTracking(DefaultBatchJobRecoveryHandler):
+    def track_partitions(self, tasks: set) -> None:
+        pass
+
+
+class ReportedPartitionsNotTracked(BatchJob):
+    """Reported partitions needed downstream are kept but never tracked again: their producers
+    stay FINISHED, yet the consumers can never be scheduled."""
+
+    name = "reported-partitions-not-tracked"
+    flink_issue = "FLINK-33892"
+    source = ("seed 004: 're-establish the partition information in JobMasterPartitionTracker'; facts §4 step 4 "
+              "'toReserve = RESERVE ∩ actual: partitionTracker.startTrackingPartition' (FLINK-33892)")
+    jobmaster_class = _with_handler(_NoTracking)
 
 
 class _NoRestart(DefaultBatchJobRecoveryHandler):
@@ -222,7 +239,8 @@ class FlinkJob(BatchJob):
 VARIANTS: dict[str, type[BatchJob]] = {
     cls.name: cls
     for cls in (FlinkJob, SeedFinishedByPartitions, KeepTrailingEvents, KeepUnknownPartitions, NoRestartForMissing,
-                RestoreCoordinatorWithoutSnapshot, SnapshotEveryFinish, MissingReturn, PartitionsMatchedWithoutAttempt)
+                RestoreCoordinatorWithoutSnapshot, SnapshotEveryFinish, MissingReturn, PartitionsMatchedWithoutAttempt,
+                ReportedPartitionsNotTracked)
 }
 CORRECT_VARIANTS = (ENGINE,)
 
