@@ -1,6 +1,16 @@
 """Generic explicit-state exploration: breadth-first search over hashable states.
 
-Nothing here knows about checkpoints. A caller passes initial states and a successor function
+Nothing here knows about checkpoints. Two searches:
+
+* :func:`explore` — the first problem with a shortest trace (parent pointers only);
+* :func:`explore_graph` — keeps the whole reachable graph (integer ids, flat edge arrays) so
+  that, after the search, liveness questions can be answered on it: deadlocks (states that
+  are not final and have no step), states from which no target can be reached any more
+  (:func:`cannot_reach`), and lasso-shaped witnesses of non-progress cycles (:func:`lasso`).
+  It also takes a ``canonical`` function (symmetry reduction, or collapsing states that differ
+  only in what nothing can read any more), a ``max_states`` bound and a progress callback.
+
+Basic use: A caller passes initial states and a successor function
 ``successors(state) -> iterable of (label, next_state, problems)`` where ``problems`` is a
 (possibly empty) sequence of violations found on that transition; ``check_state`` may add
 violations of a state invariant. Breadth-first order makes the first violation found one with
@@ -20,11 +30,12 @@ Example
 from __future__ import annotations
 
 import time
+from array import array
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterable, Sequence
 
-__all__ = ["Exploration", "explore", "trace_to"]
+__all__ = ["Exploration", "explore", "trace_to", "StateGraph", "explore_graph", "cannot_reach", "lasso"]
 
 
 @dataclass
@@ -115,3 +126,229 @@ def explore(
     result.complete = not frontier and not truncated and not found
     result.seconds = time.perf_counter() - started
     return result
+
+
+# ----------------------------------------------------------------------------------------------
+# Exploration that keeps the reachable graph
+
+
+@dataclass
+class StateGraph:
+    """The reachable state graph of a search by :func:`explore_graph`.
+
+    States are numbered in breadth-first order, so a smaller id is never deeper; ``parent`` and
+    ``label`` give a shortest path to every state; the successors of state ``i`` are
+    ``targets[offsets[i]:offsets[i + 1]]`` (when ``edges`` were kept; ``offsets`` has one entry
+    per *expanded* state plus one). ``problems`` maps a problem's name to the first (hence
+    shortest) occurrence: ``(state id, label, problems)`` for a problem on the step ``label``
+    taken from that state, ``(state id, None, problems)`` for a problem of the state itself.
+    """
+
+    states: list = field(default_factory=list)
+    parent: array = field(default_factory=lambda: array("l"))
+    label: list = field(default_factory=list)
+    depth: array = field(default_factory=lambda: array("l"))
+    offsets: array = field(default_factory=lambda: array("l", [0]))
+    targets: array = field(default_factory=lambda: array("l"))
+    transitions: int = 0
+    expanded: int = 0
+    complete: bool = False
+    edges: bool = True
+    deadlocks: list = field(default_factory=list)
+    finals: list = field(default_factory=list)
+    problems: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def __len__(self) -> int:
+        return len(self.states)
+
+    @property
+    def states_per_second(self) -> float:
+        return len(self.states) / self.seconds if self.seconds > 0 else float("inf")
+
+    def successors_of(self, i: int) -> array:
+        return self.targets[self.offsets[i]:self.offsets[i + 1]]
+
+    def path_to(self, i: int) -> tuple[list, list]:
+        """Labels and state ids of a shortest path from an initial state to ``i``."""
+        labels, ids = [], [i]
+        while self.parent[i] >= 0:
+            labels.append(self.label[i])
+            i = self.parent[i]
+            ids.append(i)
+        return labels[::-1], ids[::-1]
+
+
+def explore_graph(
+    initial: Iterable[Hashable],
+    successors: Callable[[Hashable], Iterable[tuple[Any, Hashable, Sequence]]],
+    *,
+    is_final: Callable[[Hashable], bool] | None = None,
+    check_state: Callable[[Hashable], Sequence] | None = None,
+    canonical: Callable[[Hashable], Hashable] | None = None,
+    max_states: int | None = None,
+    stop_at_first: bool = False,
+    edges: bool = True,
+    progress: Callable[[StateGraph, float], None] | None = None,
+    progress_every: float = 2.0,
+) -> StateGraph:
+    """Breadth-first search keeping the reachable graph.
+
+    ``successors(state)`` yields ``(label, next_state, problems)``; every problem needs a
+    ``property`` attribute (its name; :class:`~flipcheck.properties.violation.Violation`).
+    ``is_final(state)``: a state without steps that is *not* a deadlock. ``canonical(state)``
+    maps each successor to the representative stored. The search stops after ``max_states``
+    distinct states (``complete`` is then false), or at the first problem with
+    ``stop_at_first``. ``progress(graph, seconds)`` is called every ``progress_every`` seconds.
+
+    >>> def successors(n):                      # 0 -> 1 -> 2 -> 1 ...; 3 is a dead end
+    ...     return {0: [("a", 1, []), ("b", 3, [])], 1: [("c", 2, [])], 2: [("d", 1, [])]}.get(n, [])
+    >>> g = explore_graph([0], successors)
+    >>> len(g), g.transitions, g.complete, [g.states[i] for i in g.deadlocks]
+    (4, 4, True, [3])
+    >>> bad = cannot_reach(g, g.deadlocks)      # 1 and 2 can never reach 3
+    >>> sorted(g.states[i] for i in range(len(g)) if bad[i])
+    [1, 2]
+    >>> [g.states[i] for i in lasso(g, bad, g.states.index(1))[1]]   # the cycle closes on a repeated state
+    [1, 2, 1]
+    """
+    started = time.perf_counter()
+    next_report = started + progress_every
+    graph = StateGraph(edges=edges)
+    index: dict = {}
+    states, parent, labels, depth = graph.states, graph.parent, graph.label, graph.depth
+    offsets, targets = graph.offsets, graph.targets
+    problems = graph.problems
+
+    def add(state, from_id: int, label, d: int) -> int:
+        new_id = len(states)
+        index[state] = new_id
+        states.append(state)
+        parent.append(from_id)
+        labels.append(label)
+        depth.append(d)
+        if check_state is not None:
+            for problem in check_state(state) or ():
+                problems.setdefault(problem.property, (new_id, None, [problem]))
+        return new_id
+
+    for state in initial:
+        if canonical is not None:
+            state = canonical(state)
+        if state not in index:
+            add(state, -1, None, 0)
+    truncated = False
+    i = 0
+    transitions = 0
+    while i < len(states):
+        if stop_at_first and problems:
+            break
+        state = states[i]
+        d = depth[i] + 1
+        count = 0
+        for label, nxt, found in successors(state):
+            count += 1
+            if canonical is not None:
+                nxt = canonical(nxt)
+            j = index.get(nxt)
+            if j is None:
+                if max_states is not None and len(states) >= max_states:
+                    truncated = True
+                    j = -1
+                else:
+                    j = add(nxt, i, label, d)
+            if edges:
+                targets.append(j)
+            if found:
+                for problem in found:
+                    problems.setdefault(problem.property, (i, label, [p for p in found if p.property == problem.property]))
+        transitions += count
+        if count == 0:
+            if is_final is not None and is_final(state):
+                graph.finals.append(i)
+            else:
+                graph.deadlocks.append(i)
+        i += 1
+        if edges:
+            offsets.append(len(targets))
+        if progress is not None and (i & 1023) == 0:
+            now = time.perf_counter()
+            if now >= next_report:
+                graph.transitions, graph.expanded = transitions, i
+                progress(graph, now - started)
+                next_report = now + progress_every
+    graph.transitions = transitions
+    graph.expanded = i
+    graph.complete = i == len(states) and not truncated
+    graph.seconds = time.perf_counter() - started
+    return graph
+
+
+def _reverse(graph: StateGraph) -> tuple[array, array]:
+    """Predecessor lists in the same flat layout (counting sort)."""
+    n = len(graph.states)
+    counts = array("l", [0]) * (n + 1)
+    targets = graph.targets
+    for j in targets:
+        if j >= 0:
+            counts[j + 1] += 1
+    for k in range(n):
+        counts[k + 1] += counts[k]
+    fill = array("l", counts)
+    sources = array("l", [0]) * counts[n]
+    offsets = graph.offsets
+    for i in range(graph.expanded):
+        for e in range(offsets[i], offsets[i + 1]):
+            j = targets[e]
+            if j >= 0:
+                sources[fill[j]] = i
+                fill[j] += 1
+    return counts, sources
+
+
+def cannot_reach(graph: StateGraph, targets: Iterable[int], within: bytearray | None = None) -> bytearray:
+    """``bad[i] == 1`` iff no state of ``targets`` is reachable from state ``i`` (the graph must
+    have been explored completely, with edges). With ``within``, only paths through states
+    ``s`` with ``within[s]`` count (targets outside it are ignored)."""
+    if not graph.edges:
+        raise ValueError("the graph was explored without edges")
+    n = len(graph.states)
+    counts, sources = _reverse(graph)
+    good = bytearray(n)
+    stack = []
+    for t in targets:
+        if not good[t] and (within is None or within[t]):
+            good[t] = 1
+            stack.append(t)
+    while stack:
+        j = stack.pop()
+        for e in range(counts[j], counts[j + 1]):
+            i = sources[e]
+            if not good[i] and (within is None or within[i]):
+                good[i] = 1
+                stack.append(i)
+    return bytearray(1 - g for g in good)
+
+
+def lasso(graph: StateGraph, bad: bytearray, start: int) -> tuple[list, list]:
+    """A path from ``start`` that stays in ``bad`` states and closes a cycle: ``(edge positions,
+    state ids)`` where the last state id repeats an earlier one. Every successor of a ``bad``
+    state must be ``bad`` and have a successor (no deadlocks inside), which holds for the set
+    of states from which neither a target nor a deadlock can be reached."""
+    offsets, targets = graph.offsets, graph.targets
+    seen = {start: 0}
+    ids, picks = [start], []
+    i = start
+    while True:
+        for e in range(offsets[i], offsets[i + 1]):
+            j = targets[e]
+            if bad[j]:
+                break
+        else:
+            raise ValueError(f"state {i} has no successor in the set")
+        picks.append(e)
+        ids.append(j)
+        if j in seen:
+            return picks, ids
+        seen[j] = len(ids) - 1
+        i = j

@@ -1,0 +1,69 @@
+"""Job graphs and schedules for the whole-job protocol (:mod:`flipcheck.model.job`).
+
+:func:`example_graph` gives the small graphs of issue 4 — a chain, a diamond and two sources of
+different lengths joined ALL_TO_ALL — each ending in a two-phase-commit sink; :func:`random_walk`
+takes a seeded random schedule through the composed model.
+
+Example
+-------
+>>> g = example_graph("join")
+>>> [(v.id, v.parallelism, dict(v.extra)) for v in g.vertices]
+[('short', 1, {'records': 1}), ('long', 1, {'records': 2}), ('join', 1, {'two_phase_commit_sink': True})]
+>>> sorted(EXAMPLE_GRAPHS)
+['chain', 'diamond', 'join', 'pair', 'union']
+"""
+
+from __future__ import annotations
+
+import random
+from types import MappingProxyType
+
+from flipcheck.model.job import Job, JobState, initial_state, successors
+from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobEdge, JobGraph, JobVertex
+
+__all__ = ["EXAMPLE_GRAPHS", "example_graph", "random_walk"]
+
+
+def _v(name: str, parallelism: int = 1, **flags) -> JobVertex:
+    return JobVertex(name, parallelism, MappingProxyType(flags))
+
+
+def _graph(vertices, edges) -> JobGraph:
+    return JobGraph.build(vertices, [JobEdge(*e) for e in edges])
+
+
+#: name -> (vertices, edges); sinks are two-phase-commit sinks so exactly-once is judged.
+EXAMPLE_GRAPHS = {
+    "pair": ([_v("src"), _v("sink", two_phase_commit_sink=True)], [("src", "sink", ALL_TO_ALL)]),
+    "chain": ([_v("src"), _v("map"), _v("sink", two_phase_commit_sink=True)],
+              [("src", "map", POINTWISE), ("map", "sink", POINTWISE)]),
+    "diamond": ([_v("src"), _v("a"), _v("b"), _v("sink", two_phase_commit_sink=True)],
+                [("src", "a", ALL_TO_ALL), ("src", "b", ALL_TO_ALL), ("a", "sink", ALL_TO_ALL),
+                 ("b", "sink", ALL_TO_ALL)]),
+    "join": ([_v("short", records=1), _v("long", records=2), _v("join", two_phase_commit_sink=True)],
+             [("short", "join", ALL_TO_ALL), ("long", "join", ALL_TO_ALL)]),
+    # Two source subtasks of different lengths into a union-list-state sink (FLINK-21080).
+    "union": ([_v("src", 2), _v("sink", 2, union_list_state=True, two_phase_commit_sink=True)],
+              [("src", "sink", POINTWISE)]),
+}
+
+
+def example_graph(name: str, parallelism: int = 1) -> JobGraph:
+    """The example graph ``name``; ``parallelism`` > 1 multiplies every parallelism-1 vertex."""
+    vertices, edges = EXAMPLE_GRAPHS[name]
+    if parallelism != 1:
+        vertices = [JobVertex(v.id, v.parallelism * parallelism, v.extra) for v in vertices]
+    return _graph(vertices, edges)
+
+
+def random_walk(job: Job, rng: random.Random, max_steps: int = 2_000) -> tuple[list, JobState]:
+    """A seeded random schedule: labels taken and the last state (the end, a deadlock or ``max_steps``)."""
+    state = initial_state(job)
+    labels = []
+    for _ in range(max_steps):
+        options = list(successors(job, state))
+        if not options:
+            break
+        label, state, _ = options[rng.randrange(len(options))]
+        labels.append(label)
+    return labels, state

@@ -1,0 +1,268 @@
+"""Exhaustive exploration and random simulation of the whole job (:mod:`flipcheck.model.job`).
+
+:func:`explore_job` searches every reachable state breadth-first (:func:`~.explore.explore_graph`)
+and checks every property of :mod:`.job_properties`: step and state properties during the
+search (the first violation of each comes with a **shortest** trace), then, when the search was
+complete, the graph properties on the reachable graph: deadlocks (shortest path to the first
+one), states from which the end of the job is unreachable although no deadlock is (reported as a
+lasso: a shortest path into a cycle that never ends the job), and checkpoints that can never
+complete after an abort.
+
+Reductions that keep the graph small without changing any verdict (:func:`canonical`):
+
+* when the job has ended nothing can happen any more, so every end state is collapsed to one per
+  outcome (what the sinks committed), which is all the end-of-job property reads;
+* checkpoint ids are renamed to ``1..m`` in order (the protocol only compares ids and takes the
+  newest plus one: :func:`flipcheck.model.job.rename_ids`), so runs that differ only in how many
+  ids were used up meet again;
+* once no failover can happen, the ids of committed transactions are forgotten (they only make
+  a second recover-and-commit idempotent).
+
+Traces are replayed on the real model and shown with real ids.
+
+:func:`simulate` takes seeded random walks instead, for graphs too large to explore.
+
+Example
+-------
+>>> from types import MappingProxyType
+>>> from flipcheck.model.jobgraph import JobGraph, JobVertex, ALL_TO_ALL
+>>> from flipcheck.model.job import Job
+>>> sink = JobVertex("sink", 1, MappingProxyType({"two_phase_commit_sink": True}))
+>>> job = Job(JobGraph.build([("src", 1), sink], [("src", "sink", ALL_TO_ALL)]), records=1)
+>>> result = explore_job(job)
+>>> result.complete, result.counterexamples, result.states
+(True, [], 341)
+>>> from flipcheck.reference_impl.protocol_variants import make_job
+>>> bad = explore_job(make_job(job.graph, "cancel-pending-on-finish", records=1))
+>>> [(c.property, c.length) for c in bad.counterexamples]
+[('final_checkpoint_before_finish', 5), ('exactly_once', 7), ('no_pending_checkpoint_cancelled', 7)]
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+from flipcheck.model.job import (
+    FINISHED_TASK, Coordinator, Job, JobState, checkpoint_ids, initial_state, is_end, rename_ids, rename_label,
+    successors,
+)
+
+from .explore import StateGraph, cannot_reach, explore_graph, lasso
+from .job_properties import (
+    AFTER_ABORT, END_REACHABLE, NO_DEADLOCK, check_state, check_step, no_deadlock,
+)
+from .violation import Violation
+
+__all__ = ["Counterexample", "TraceStep", "JobExploration", "explore_job", "replay", "simulate", "end_state",
+           "canonical"]
+
+
+@dataclass
+class Counterexample:
+    """A violated property with a trace: ``labels`` from the initial state, then (lasso only)
+    ``cycle``, steps that lead back to the state the cycle started in."""
+
+    property: str
+    message: str
+    labels: list
+    cycle: list = field(default_factory=list)
+
+    @property
+    def length(self) -> int:
+        return len(self.labels) + len(self.cycle)
+
+
+class TraceStep(NamedTuple):
+    label: tuple
+    notes: tuple
+    state: JobState       # the state after the step
+    loop: bool            # part of a lasso's cycle
+
+
+@dataclass
+class JobExploration:
+    job: Job
+    graph: StateGraph
+    counterexamples: list
+
+    @property
+    def states(self) -> int:
+        return len(self.graph)
+
+    @property
+    def transitions(self) -> int:
+        return self.graph.transitions
+
+    @property
+    def complete(self) -> bool:
+        return self.graph.complete
+
+    @property
+    def seconds(self) -> float:
+        return self.graph.seconds
+
+    @property
+    def states_per_second(self) -> float:
+        return self.graph.states_per_second
+
+    def violated(self) -> list[str]:
+        return [c.property for c in self.counterexamples]
+
+
+_END_COORDINATOR = Coordinator(0, 0, 0, 0, False, None, 0, None, 0, 0)
+
+
+def end_state(job: Job, state: JobState) -> JobState:
+    """The representative of an end state: only what the sinks committed is kept (as one
+    transaction per sink; the end-of-job property counts records, not transactions)."""
+    n = len(job.tasks)
+    committed = tuple(((0, tuple(sorted(r for _, records in txns for r in records))),) if txns else ()
+                      for txns in state.committed)
+    return JobState((FINISHED_TASK,) * n, ((),) * len(job.channels), (0,) * len(job.channels), ((),) * n, (0,) * n,
+                    _END_COORDINATOR, committed)
+
+
+def _canonical(job: Job, state: JobState) -> tuple[JobState, dict]:
+    if is_end(job, state):
+        return end_state(job, state), {}
+    if state.coordinator.failovers >= job.failures and any(k for txns in state.committed for k, _ in txns):
+        state = state._replace(committed=tuple(
+            ((0, tuple(sorted(r for _, records in txns for r in records))),) if txns else () for txns in state.committed))
+    ids = sorted(checkpoint_ids(state))
+    if not ids or ids[-1] == len(ids):
+        return state, {}
+    mapping = {k: n for n, k in enumerate(ids, 1)}
+    return rename_ids(state, mapping), mapping
+
+
+def canonical(job: Job, state: JobState) -> JobState:
+    """The representative the explorer stores for ``state`` (see the module docstring)."""
+    return _canonical(job, state)[0]
+
+
+def _checked_successors(job: Job):
+    def step(state):
+        for label, nxt, notes in successors(job, state):
+            yield label, nxt, (check_step(job, state, label, notes, nxt) if notes else ())
+    return step
+
+
+def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool = False, liveness: bool = True,
+                progress: Callable[[StateGraph, float], None] | None = None) -> JobExploration:
+    """Explore ``job`` exhaustively (up to ``max_states``) and check every property.
+
+    ``stop_at_first`` ends the search at the first step/state violation (the graph properties
+    then are not judged). ``liveness=False`` skips the graph properties and keeps no edges.
+    """
+    graph = explore_graph([initial_state(job)], _checked_successors(job), is_final=lambda s: is_end(job, s),
+                          check_state=lambda s: check_state(job, s) if is_end(job, s) else (),
+                          canonical=lambda s: _canonical(job, s)[0], max_states=max_states, stop_at_first=stop_at_first,
+                          edges=liveness, progress=progress)
+    found = []
+    for name, (i, label, problems) in graph.problems.items():
+        labels = graph.path_to(i)[0] + ([label] if label is not None else [])
+        found.append(Counterexample(name, problems[0].message, labels))
+    if graph.deadlocks:
+        i = graph.deadlocks[0]
+        found.append(Counterexample(NO_DEADLOCK, no_deadlock(job, graph.states[i])[0].message, graph.path_to(i)[0]))
+    if liveness and graph.complete:
+        found += _liveness(job, graph)
+    found.sort(key=lambda c: (c.length, c.property))
+    return JobExploration(job, graph, found)
+
+
+def _source_of(graph: StateGraph, position: int) -> int:
+    """The state whose successor list holds edge ``position`` (binary search over offsets)."""
+    lo, hi = 0, graph.expanded
+    offsets = graph.offsets
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if offsets[mid + 1] <= position:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _label_at(job: Job, graph: StateGraph, position: int) -> tuple:
+    i = _source_of(graph, position)
+    k = position - graph.offsets[i]
+    for n, (label, _, _) in enumerate(successors(job, graph.states[i])):
+        if n == k:
+            return label
+    raise AssertionError("edge not found")
+
+
+def _liveness(job: Job, graph: StateGraph) -> list[Counterexample]:
+    found = []
+    no_end = cannot_reach(graph, graph.finals)
+    no_deadlock_reachable = cannot_reach(graph, graph.deadlocks)
+    stuck = bytearray(a & b for a, b in zip(no_end, no_deadlock_reachable))
+    start = stuck.find(1)
+    if start >= 0:
+        positions, ids = lasso(graph, stuck, start)
+        labels = [_label_at(job, graph, p) for p in positions]
+        repeat = ids.index(ids[-1])
+        stem = graph.path_to(start)[0] + labels[:repeat]
+        found.append(Counterexample(END_REACHABLE, "the job can run into a cycle that never ends it: every task "
+                                    "keeps waiting", stem, labels[repeat:]))
+    # A checkpoint can complete after an abort (or the job ends).
+    states = graph.states
+    targets = [i for i, state in enumerate(states) if state.coordinator.completed > state.coordinator.last_aborted]
+    targets += graph.finals
+    hopeless = cannot_reach(graph, targets)
+    for i, state in enumerate(states):
+        c = state.coordinator
+        if hopeless[i] and c.last_aborted > c.completed:
+            found.append(Counterexample(AFTER_ABORT, f"checkpoint {c.last_aborted} was aborted and from here no "
+                                        "newer checkpoint can complete and the job cannot end", graph.path_to(i)[0]))
+            break
+    return found
+
+
+def replay(job: Job, labels, cycle=(), canonical_labels: bool = True) -> list[TraceStep]:
+    """The steps of a trace with their notes and states (``cycle`` steps marked ``loop``).
+
+    The explorer stores labels of canonical states (renamed ids); they are matched here against
+    the real model's steps, so the steps returned carry real checkpoint ids."""
+    state = initial_state(job)
+    steps = []
+    for loop, label in [(False, lb) for lb in labels] + [(True, lb) for lb in cycle]:
+        mapping = _canonical(job, state)[1] if canonical_labels else {}
+        for candidate, nxt, notes in successors(job, state):
+            if (rename_label(candidate, mapping) if mapping else candidate) == label:
+                steps.append(TraceStep(label, notes, nxt, loop))
+                state = nxt
+                break
+        else:
+            raise ValueError(f"step {label!r} is not enabled")
+    return steps
+
+
+def simulate(job: Job, walks: int, seed: int | str = 0, max_steps: int = 10_000) -> tuple[Counterexample | None, int]:
+    """Seeded random walks until the end of the job, a violation or ``max_steps``: the first
+    counterexample (not necessarily shortest) and the number of steps taken in all."""
+    rng = random.Random(seed)
+    total = 0
+    for _ in range(walks):
+        state = initial_state(job)
+        labels: list = []
+        for _ in range(max_steps):
+            options = list(successors(job, state))
+            if not options:
+                if not is_end(job, state):
+                    return Counterexample(NO_DEADLOCK, no_deadlock(job, state)[0].message, labels), total
+                problems = check_state(job, state)
+                if problems:
+                    return Counterexample(problems[0].property, problems[0].message, labels), total
+                break
+            label, nxt, notes = options[rng.randrange(len(options))]
+            labels.append(label)
+            total += 1
+            problems: list[Violation] = check_step(job, state, label, notes, nxt) if notes else []
+            if problems:
+                return Counterexample(problems[0].property, problems[0].message, labels), total
+            state = nxt
+    return None, total

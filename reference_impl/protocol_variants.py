@@ -1,0 +1,141 @@
+"""Named variants of the whole-job protocol: design alternatives and historical bugs.
+
+Each variant is a small override of the correct protocol :class:`flipcheck.model.job.Protocol`
+(one attribute or the plan algorithm), documented with the seed text or Flink issue it
+re-creates. The explorer must catch every one (``tests/quality/test_protocol_variants_caught.py``).
+
+* ``trigger-sources-only`` — the coordinator keeps triggering the original sources (seed,
+  Figure 1).
+* ``cancel-pending-on-finish`` — finishing cancels pending checkpoints and waits for nothing
+  (seed "Do Not Cancel Pending Checkpoint on Finish": "Currently when a task finish, all the
+  pending checkpoints would be canceled").
+* ``pre-flip-147`` — the job before FLIP-147 (``checkpoints_after_tasks_finished`` off).
+* ``no-end-of-data-ack`` — an upstream finishes without waiting for its downstream to process
+  its records (facts §2.5, FLINK-21086 design discussion).
+* ``wiki-b-trigger`` — the coordinator uses the seed's second Appendix algorithm as written.
+* ``trigger-finished-task-hangs`` — a trigger RPC reaching a finished task is treated as
+  accepted (FLINK-21081 / FLINK-23741).
+* ``union-state-partial-finish`` — the FLINK-21080 union-list-state checks are missing.
+
+Example
+-------
+>>> sorted(PROTOCOL_VARIANTS)[:3]
+['cancel-pending-on-finish', 'no-end-of-data-ack', 'pre-flip-147']
+>>> protocol("wiki-b-trigger").plan.__name__
+'plan'
+>>> protocol("flip-147").name
+'flip-147'
+"""
+
+from __future__ import annotations
+
+from flipcheck.model.job import Job, Protocol
+from flipcheck.model.jobgraph import JobGraph
+
+from .plan import PLAN_ALGORITHMS
+
+__all__ = ["PROTOCOL_VARIANTS", "PROTOCOLS", "CORRECT_PROTOCOL", "protocol", "make_job"]
+
+CORRECT_PROTOCOL = Protocol.name
+
+
+class TriggerSourcesOnly(Protocol):
+    """The coordinator keeps triggering only the original sources, finished or not. Seed,
+    Figure 1: "suppose Task A has finished if we only trigger B for a new checkpoint, then Task
+    C would have no idea about the new checkpoint and would not report its snapshot"."""
+
+    name = "trigger-sources-only"
+    source = "seed \"Triggering Checkpoints After Tasks Finished\", Figure 1"
+    flink_issue = None
+
+    def plan(self, graph):
+        return PLAN_ALGORITHMS["trigger-sources-only"](graph)
+
+
+class CancelPendingOnFinish(Protocol):
+    """A task finishes as soon as its inputs ended, cancelling the checkpoints it is still
+    taking part in, without waiting for a final checkpoint — "Currently when a task finish,
+    all the pending checkpoints would be canceled" (seed "Do Not Cancel Pending Checkpoint on
+    Finish"): a two-phase-commit sink never gets its final commit."""
+
+    name = "cancel-pending-on-finish"
+    source = "seed \"Do Not Cancel Pending Checkpoint on Finish\""
+    flink_issue = None
+    wait_for_final_checkpoint = False
+    wait_for_pending_checkpoints = False
+
+
+class PreFlip147(Protocol):
+    """The job before FLIP-147: the coordinator declines checkpoints once a task finished,
+    EndOfPartition aborts a pending checkpoint, and tasks finish without a final checkpoint
+    (cancelling pending ones) — the two-phase-commit sink's last records are never committed."""
+
+    name = "pre-flip-147"
+    source = "seed, motivation; facts §1.3 step 1, §2.1 (flag off)"
+    flink_issue = None
+    checkpoints_after_tasks_finished = False
+
+
+class NoEndOfDataAck(Protocol):
+    """An upstream task finishes without waiting until its downstream acknowledged EndOfData,
+    so records may still be in the channel when the coordinator, seeing the upstream FINISHED,
+    triggers the downstream by RPC. The seed's remedy: "the upstream tasks would wait till the
+    downstream tasks to process all the pending records before exit"."""
+
+    name = "no-end-of-data-ack"
+    source = "seed \"Extend the task Barrier Alignment\"; facts §2.5; FLINK-21086 (PR #14831 vs #15055)"
+    flink_issue = "FLINK-21086"
+    wait_for_end_of_data_acks = False
+
+
+class WikiBTrigger(Protocol):
+    """The coordinator computes the tasks to trigger with the seed's second Appendix algorithm
+    as written (``tasks_to_check`` only grows, so tasks with running predecessors are
+    triggered too)."""
+
+    name = "wiki-b-trigger"
+    source = "seed Appendix 1, second algorithm"
+    flink_issue = None
+
+    def plan(self, graph):
+        return PLAN_ALGORITHMS["wiki-b"](graph)
+
+
+class TriggerFinishedTaskHangs(Protocol):
+    """A trigger RPC that reaches a task which already finished is treated as accepted, so the
+    checkpoint waits for an acknowledgement that never comes: "TaskExecutor acked the RPC before
+    StreamTask's future resolved → final checkpoint could deadlock" (facts §5)."""
+
+    name = "trigger-finished-task-hangs"
+    source = "facts §3.2, §5"
+    flink_issue = "FLINK-21081"
+    decline_trigger_of_finished_task = False
+
+
+class UnionStatePartialFinish(Protocol):
+    """Finalizing a checkpoint does not check vertices with union list state: a checkpoint in
+    which some of their subtasks finished completes, and their entries are lost on restore."""
+
+    name = "union-state-partial-finish"
+    source = "facts §3.2 fulfillFinishedTaskStatus"
+    flink_issue = "FLINK-21080"
+    union_list_state_checks = False
+
+
+PROTOCOL_VARIANTS: dict[str, type[Protocol]] = {
+    cls.name: cls for cls in (TriggerSourcesOnly, CancelPendingOnFinish, PreFlip147, NoEndOfDataAck, WikiBTrigger,
+                              TriggerFinishedTaskHangs, UnionStatePartialFinish)
+}
+PROTOCOLS: dict[str, type[Protocol]] = {CORRECT_PROTOCOL: Protocol, **PROTOCOL_VARIANTS}
+
+
+def protocol(name: str) -> Protocol:
+    try:
+        return PROTOCOLS[name]()
+    except KeyError:
+        raise ValueError(f"unknown protocol variant {name!r} (expected one of {', '.join(PROTOCOLS)})") from None
+
+
+def make_job(graph: JobGraph, variant: str = CORRECT_PROTOCOL, **options) -> Job:
+    """A :class:`~flipcheck.model.job.Job` running protocol ``variant``."""
+    return Job(graph, protocol=protocol(variant), **options)
