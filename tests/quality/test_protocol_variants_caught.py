@@ -1,0 +1,74 @@
+"""Every named whole-job protocol variant is caught by the explorer with a trace that replays
+on the model, and the correct protocol explores the same configurations without a violation."""
+
+from types import MappingProxyType
+
+import pytest
+
+from flipcheck.generators.protocol import example_graph
+from flipcheck.model.job import initial_state, is_end, successors
+from flipcheck.model.jobgraph import ALL_TO_ALL, JobGraph, JobVertex
+from flipcheck.properties.job_explore import explore_job, replay
+from flipcheck.properties.job_properties import NO_DEADLOCK, check_step
+from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOL_VARIANTS, make_job
+
+
+def _join_of_empty_sources():
+    sink = JobVertex("join", 1, MappingProxyType({"two_phase_commit_sink": True}))
+    return JobGraph.build([("a", 1), ("b", 1), sink], [("a", "join", ALL_TO_ALL), ("b", "join", ALL_TO_ALL)])
+
+
+# variant -> (graph, records, property expected to catch it)
+CASES = {
+    "cancel-pending-on-finish": (lambda: example_graph("pair"), 1, "final_checkpoint_before_finish"),
+    "pre-flip-147": (lambda: example_graph("pair"), 1, "final_checkpoint_before_finish"),
+    "trigger-sources-only": (_join_of_empty_sources, 0, NO_DEADLOCK),
+    "trigger-finished-task-hangs": (_join_of_empty_sources, 0, NO_DEADLOCK),
+    "wiki-b-trigger": (_join_of_empty_sources, 1, "consistent_cut"),
+    "union-state-partial-finish": (lambda: example_graph("union"), 0, "union_list_state_complete"),
+}
+NOT_CAUGHT_YET = {"no-end-of-data-ack": "the model's barriers never overtake EndOfData, so the final checkpoint "
+                                        "already implies the EndOfData acknowledgement"}
+
+
+def test_every_variant_has_a_case():
+    assert set(CASES) | set(NOT_CAUGHT_YET) == set(PROTOCOL_VARIANTS)
+
+
+@pytest.mark.parametrize("variant", sorted(CASES))
+def test_variant_caught_with_a_replaying_trace(variant):
+    make_graph, records, expected = CASES[variant]
+    job = make_job(make_graph(), variant, records=records)
+    result = explore_job(job, stop_at_first=True, liveness=False, max_states=60_000)
+    found = {c.property: c for c in result.counterexamples}
+    assert expected in found, result.violated()
+    steps = replay(job, found[expected].labels)
+    assert steps, "a violation needs at least one step"
+    last = steps[-1]
+    before = steps[-2].state if len(steps) > 1 else None
+    if expected == NO_DEADLOCK:
+        assert not is_end(job, last.state)
+        assert list(successors(job, last.state)) == []
+    elif expected == "exactly_once":
+        assert is_end(job, last.state)
+    else:
+        before = before if before is not None else initial_state(job)
+        problems = check_step(job, before, last.label, last.notes, last.state)
+        assert expected in {p.property for p in problems}
+
+
+@pytest.mark.parametrize("variant", sorted(CASES))
+def test_correct_protocol_passes_the_same_configuration(variant):
+    make_graph, records, _ = CASES[variant]
+    result = explore_job(make_job(make_graph(), CORRECT_PROTOCOL, records=records), max_states=60_000)
+    assert result.counterexamples == []
+    if records == 0 or variant in ("cancel-pending-on-finish", "pre-flip-147"):
+        assert result.complete
+
+
+@pytest.mark.parametrize("variant", sorted(NOT_CAUGHT_YET))
+@pytest.mark.xfail(reason="known gap, see NOT_CAUGHT_YET", strict=True)
+def test_variant_not_caught_yet(variant):
+    job = make_job(_join_of_empty_sources(), variant, records=1)
+    result = explore_job(job, stop_at_first=True, liveness=False, max_states=60_000)
+    assert result.counterexamples
