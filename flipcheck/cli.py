@@ -19,6 +19,7 @@ COMMANDS = {
     "plan": "plan",
     "prove": "prove",
     "barriers": "barriers",
+    "explore": "explore",
     "render": "render",
     "import-plan": "import_plan",
     "bench": "bench",

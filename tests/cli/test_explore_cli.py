@@ -1,0 +1,57 @@
+"""`flipcheck explore` from the outside: the --json contract, exit codes, one-line errors."""
+
+import json
+
+import pytest
+
+from flipcheck.cli import main
+
+PAIR = {"vertices": [{"id": "src", "parallelism": 1}, {"id": "sink", "parallelism": 1, "two_phase_commit_sink": True}],
+        "edges": [{"source": "src", "target": "sink", "pattern": "ALL_TO_ALL"}]}
+
+
+def run_cli(capsys, *args):
+    code = main(["explore", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_correct_protocol_complete_without_violation(capsys, graph_file):
+    code, out, err = run_cli(capsys, graph_file(PAIR), "--json", "--failures", "1")
+    result = json.loads(out)
+    assert list(result) == ["states", "transitions", "complete", "violations"]
+    assert code == 0 and result["complete"] and result["violations"] == []
+    assert result["transitions"] >= result["states"] - 1 > 0
+
+
+def test_variant_violation_exits_1_with_a_trace(capsys, graph_file):
+    code, out, _ = run_cli(capsys, graph_file(PAIR), "--json", "--variant", "pre-flip-147")
+    result = json.loads(out)
+    assert code == 1
+    names = [v["property"] for v in result["violations"]]
+    assert "final_checkpoint_before_finish" in names
+    first = result["violations"][0]
+    assert first["trace"] and first["trace"][-1].endswith("finishes")
+
+
+def test_text_output_numbers_the_steps(capsys, graph_file):
+    code, out, _ = run_cli(capsys, graph_file(PAIR), "--variant", "cancel-pending-on-finish")
+    assert code == 1 and "violated final_checkpoint_before_finish" in out and "  1. " in out
+
+
+def test_max_states_makes_the_search_incomplete(capsys, graph_file):
+    code, out, _ = run_cli(capsys, graph_file(PAIR), "--json", "--max-states", "5")
+    assert code == 1 and json.loads(out)["complete"] is False
+
+
+@pytest.mark.parametrize("args", [["--variant", "nope"], ["--records", "-1"], ["--max-states", "0"]])
+def test_bad_option_one_line_exit_2(capsys, graph_file, args):
+    code, out, err = run_cli(capsys, graph_file(PAIR), *args)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("document", ["{not json", {"vertices": [{"id": "a", "parallelism": 1, "records": "x"}],
+                                                     "edges": []}])
+def test_bad_graph_one_line_exit_2(capsys, graph_file, document):
+    code, out, err = run_cli(capsys, graph_file(document))
+    assert code == 2 and out == "" and err.startswith("flipcheck: ") and len(err.strip().splitlines()) == 1
