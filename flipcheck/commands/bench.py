@@ -13,6 +13,8 @@ Benchmarks (speed goals are measured here, never by timed tests).
                             on a typical pipeline and on the seed's adversarial O(n^2) case
   flipcheck bench barriers  distinct states per second exploring the barrier-handler model
                             (3 channels, checkpoint ids 1..3, every configuration)
+  flipcheck bench explore   distinct states per second exploring the whole-job protocol
+                            (generators/protocol.py example graphs, every mode, 0 and 1 failover)
   flipcheck bench sweep     Spark sweeps: cases per second per core of each suite, local[1] ->
                             local[2] scaling, Spark overhead against a plain loop (--budget =
                             seconds of single-core work per measurement; use 60 or more)
@@ -26,7 +28,7 @@ Measurements predicted to take longer than --budget seconds are skipped and show
 End-to-end CLI timing (parse + plan + print) is in benchmarks/plan_cli.sh.
 """
 
-TARGETS = ("plan", "barriers", "sweep")
+TARGETS = ("plan", "barriers", "explore", "sweep")
 
 
 def configure(parser) -> None:
@@ -56,9 +58,34 @@ def _bench_barriers(args) -> int:
     return 0
 
 
+def _bench_explore(args) -> int:
+    from flipcheck.generators.protocol import example_graph
+    from flipcheck.model.job import Job
+    from flipcheck.properties.job_explore import explore_job
+
+    if not args.json:
+        print(f"{'graph':<8} {'mode':<14} {'failures':>8} {'states':>8} {'complete':>8} {'seconds':>8} {'states/s':>10}")
+    for name in ("pair", "chain", "diamond"):
+        for mode in ("aligned", "unaligned", "at-least-once"):
+            for failures in (0, 1):
+                result = explore_job(Job(example_graph(name), mode=mode, records=1, failures=failures),
+                                     max_states=200_000)
+                row = {"graph": name, "mode": mode, "failures": failures, "states": result.states,
+                       "complete": result.complete, "seconds": round(result.seconds, 3),
+                       "states_per_second": round(result.states_per_second)}
+                if args.json:
+                    print(json.dumps(row))
+                else:
+                    print(f"{name:<8} {mode:<14} {failures:>8} {result.states:>8} {str(result.complete):>8} "
+                          f"{result.seconds:>8.2f} {result.states_per_second:>10,.0f}", flush=True)
+    return 0
+
+
 def run(args) -> int:
     if args.target == "barriers":
         return _bench_barriers(args)
+    if args.target == "explore":
+        return _bench_explore(args)
     if args.target == "sweep":
         from flipcheck.bench_sweep import report
 
