@@ -178,6 +178,7 @@ CATALOGUE_SOURCES = {
     "local-recovery": "flipcheck.verify_local_recovery:mutant_catalogue",
     "split-assignment": "flipcheck.verify_split_assignment:mutant_catalogue",
     "batch-recovery": "flipcheck.verify_batch_recovery:mutant_catalogue",
+    "protocol": "flipcheck.verify_protocol:mutant_catalogue",
 }
 HUNTERS: dict[str, Callable[[Mutant, float], Detection]] = {
     "plan": _hunt_plan,
@@ -186,6 +187,7 @@ HUNTERS: dict[str, Callable[[Mutant, float], Detection]] = {
     "local-recovery": "flipcheck.verify_local_recovery:hunt_mutant",
     "split-assignment": "flipcheck.verify_split_assignment:hunt_mutant",
     "batch-recovery": "flipcheck.verify_batch_recovery:hunt_mutant",
+    "protocol": "flipcheck.verify_protocol:hunt_mutant",
 }
 
 

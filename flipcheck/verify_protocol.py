@@ -82,3 +82,40 @@ def run_protocol_suite(budget_seconds: float = 20.0, variant: str | None = None)
         rows += [{"name": n, "cases": tally.cases, "violations": tally.violations[n], "driver": tally.driver}
                  for n in ROW_NAMES]
     return rows
+
+
+# -- the mutant catalogue (flipcheck mutants) ------------------------------------------------------
+
+# (graph, records) in the order a hunt explores them: small first, so the first trace is short.
+HUNT_CONFIGS = (("pair", 1), ("twin", 0), ("twin", 1), ("union", 0), ("chain", 1))
+
+
+def mutant_catalogue() -> list:
+    """This suite's entries of :func:`flipcheck.mutants.catalogue` (ids ``protocol-<variant>``:
+    the plan suite has its own ``trigger-sources-only``). ``no-end-of-data-ack`` stays out until
+    the model can show it (barriers that overtake EndOfData; see tests/quality)."""
+    from flipcheck.mutants import Mutant
+    from flipcheck.reference_impl.protocol_variants import PROTOCOL_VARIANTS
+
+    return [Mutant(f"protocol-{name}", "protocol", name, cls.flink_issue,
+                   " ".join((cls.__doc__ or "").split()).split(". ")[0].rstrip(".") + ".")
+            for name, cls in PROTOCOL_VARIANTS.items() if name != "no-end-of-data-ack"]
+
+
+def hunt_mutant(mutant, budget_seconds: float):
+    """Breadth-first exploration of :data:`HUNT_CONFIGS` until a violation: a shortest trace."""
+    from flipcheck.mutants import Detection
+
+    started = time.perf_counter()
+    states = 0
+    for graph, records in HUNT_CONFIGS:
+        if time.perf_counter() - started > budget_seconds:
+            break
+        job = make_job(example_graph(graph), mutant.variant, records=records)
+        result = explore_job(job, stop_at_first=True, liveness=False, max_states=60_000)
+        states += result.states
+        if result.counterexamples:
+            c = result.counterexamples[0]
+            return Detection(True, c.property, "exploration", states, time.perf_counter() - started, c.length,
+                             (graph, records, tuple(c.labels)))
+    return Detection(False, seconds=time.perf_counter() - started)
