@@ -24,14 +24,13 @@ True
 
 from __future__ import annotations
 
-import html
-
 from flipcheck.model.barriers import (
     ABORTED, ALIGNMENT_START, ANNOUNCE, BARRIER, CANCEL, COMPLETED, DATA, END, IN_FLIGHT, RPC, TIMEOUT, TRIGGERED,
     initial_state, view,
 )
 
 from .barrier_replay import Replay
+from .sequence_chart import LaneChart
 
 __all__ = ["chart_source", "render_chart"]
 
@@ -42,11 +41,6 @@ _EVENT_STYLE = {
     END: 'shape=box style="filled" fillcolor="black" fontcolor="white"',
     DATA: 'shape=circle style="filled" fillcolor="white" fixedsize=true width=0.45 fontsize=9',
 }
-
-
-def _quote(text: str) -> str:
-    """A DOT string; labels here contain no backslashes except the ``\\n`` line breaks."""
-    return '"' + text.replace('"', '\\"') + '"'
 
 
 def _event_label(event: tuple, record: int | None) -> str:
@@ -88,25 +82,11 @@ def chart_source(result: Replay, title: str | None = None) -> str:
     """The DOT source of the chart."""
     cfg = result.config
     lanes = [f"c{ch}" for ch in range(cfg.channels)] + ["task"]
-    out = ["digraph barriers {", '  graph [rankdir=TB nodesep=0.5 ranksep=0.25 remincross=false fontname="Helvetica"];',
-           '  node [fontname="Helvetica" fontsize=10];', '  edge [arrowhead=none];']
     heading = title or (f"{cfg.channels} channels, {cfg.mode}" + (", alignment timeout" if cfg.alignment_timeout else "")
                         + ("" if cfg.after_finished else ", checkpoints after tasks finished off"))
-    legend = "red lane: blocked   dotted lane: ended   orange record: in-flight data"
-    out.append(f'  labelloc=t label=<<b>{html.escape(heading)}</b><br/><font point-size="9">{legend}</font>>;')
-
-    def row(index: int, cells: dict) -> None:
-        out.append("  { rank=same;")
-        for lane in lanes:
-            name = f"{lane}_{index}"
-            label, style = cells.get(lane, ("", "shape=point width=0.02 color=grey60"))
-            out.append(f"    {name} [label={_quote(label)} {style}];")
-        out.append("  }")
-        for left, right in zip(lanes, lanes[1:]):  # keep the lanes in order
-            out.append(f"  {left}_{index} -> {right}_{index} [style=invis];")
-
-    row(0, {lane: (f"channel {lane[1:]}" if lane != "task" else "task", "shape=plaintext fontsize=11")
-            for lane in lanes})
+    chart = LaneChart("barriers", lanes, heading,
+                      "red lane: blocked   dotted lane: ended   orange record: in-flight data", nodesep=0.5, ranksep=0.25)
+    chart.row({lane: (f"channel {lane[1:]}" if lane != "task" else "task") for lane in lanes}, header=True)
     before = view(cfg, initial_state(cfg))
     for index, (s, record) in enumerate(zip(result.steps, result.record_index), 1):
         cells = {}
@@ -121,7 +101,7 @@ def chart_source(result: Replay, title: str | None = None) -> str:
         task = _task_cell(event, s.outputs)
         if task is not None:
             cells["task"] = task
-        row(index, cells)
+        chart.row(cells)
         for ch in range(cfg.channels):  # the lane segment from the previous row to this one
             if before.blocked >> ch & 1:
                 look = 'color="#c62828" penwidth=4'
@@ -129,14 +109,12 @@ def chart_source(result: Replay, title: str | None = None) -> str:
                 look = 'color=grey70 style=dotted'
             else:
                 look = "color=grey60"
-            out.append(f"  c{ch}_{index - 1} -> c{ch}_{index} [{look} weight=100];")
-        out.append(f"  task_{index - 1} -> task_{index} [color=grey80 weight=100];")
+            chart.segment(f"c{ch}", index, look)
+        chart.segment("task", index, "color=grey80")
         if task is not None and event[0] in _EVENT_STYLE:
-            out.append(f"  c{event[-1]}_{index} -> task_{index} [style=dashed arrowhead=normal constraint=false "
-                       "color=grey40];")
+            chart.arrow(f"c{event[-1]}", index, "task", index, "style=dashed color=grey40")
         before = s.view
-    out.append("}")
-    return "\n".join(out) + "\n"
+    return chart.source()
 
 
 def render_chart(result: Replay, path: str) -> str:

@@ -21,9 +21,8 @@ True
 
 from __future__ import annotations
 
-import html
-
 from flipcheck.model.split_assignment import SPLIT, Config, View
+from flipcheck.sequence_chart import LaneChart
 
 __all__ = ["chart_source", "render_chart", "ownership"]
 
@@ -35,10 +34,6 @@ _STYLES = {
     "good": 'shape=box style="rounded,filled" fillcolor="#c7efc4"',
     "bad": f'shape=box style="rounded,filled" fillcolor="#f7c6c6" color="{_RED}"',
 }
-
-
-def _quote(text: str) -> str:
-    return '"' + text.replace('"', '\\"') + '"'
 
 
 def _set(items) -> str:
@@ -136,31 +131,18 @@ def chart_source(config: Config, steps, title: str | None = None) -> str:
     bad = next((s for s in steps if s.violations), None)
     heading = title or (str(bad.violations[0]) if bad is not None else
                         f"{config.readers} readers, {config.splits} splits ({config.design})")
-    out = ["digraph splits {", '  graph [rankdir=TB nodesep=0.4 ranksep=0.2 remincross=false fontname="Helvetica"];',
-           '  node [fontname="Helvetica" fontsize=10];', '  edge [arrowhead=none];',
-           f'  labelloc=t label=<<b>{html.escape(heading)}</b>>;']
-
-    def row(index: int, cells: dict) -> None:
-        out.append("  { rank=same;")
-        for lane in lanes:
-            label, style = cells.get(lane, ("", "shape=point width=0.02 color=grey60"))
-            out.append(f"    {lane}_{index} [label={_quote(label)} {style}];")
-        out.append("  }")
-        for left, right in zip(lanes, lanes[1:]):
-            out.append(f"  {left}_{index} -> {right}_{index} [style=invis];")
-
-    row(0, {lane: (names[lane], "shape=plaintext fontsize=11") for lane in lanes})
+    chart = LaneChart("splits", lanes, heading)
+    chart.row(names, header=True)
     for index, step in enumerate(steps, 1):
         cells = {lane: (label, _STYLES[kind]) for lane, (label, kind) in _cells(step, config.readers).items()}
         if step.violations:
             cells = {lane: (label, style + f' penwidth=3 color="{_RED}"') for lane, (label, style) in cells.items()}
         cells["owners"] = (ownership(step.after), 'shape=plaintext fontsize=9 fontname="Courier"')
-        row(index, cells)
+        chart.row(cells)
         for lane in lanes[:-1]:
-            out.append(f"  {lane}_{index - 1} -> {lane}_{index} [color=grey70 weight=100];")
-        out.append(f"  owners_{index - 1} -> owners_{index} [style=invis weight=100];")
-    out.append("}")
-    return "\n".join(out) + "\n"
+            chart.segment(lane, index)
+        chart.segment("owners", index, "style=invis")
+    return chart.source()
 
 
 def render_chart(config: Config, steps, path: str, title: str | None = None) -> str:

@@ -18,7 +18,7 @@ EPILOG = """\
 examples:
   flipcheck explore graph.json --records 1
   flipcheck explore graph.json --mode unaligned --failures 1 --json
-  flipcheck explore graph.json --variant cancel-pending-on-finish
+  flipcheck explore graph.json --variant cancel-pending-on-finish --render trace.svg
 
 output (--json): one object
   {"states": n, "transitions": n, "complete": true|false,
@@ -39,6 +39,9 @@ def configure(parser) -> None:
     parser.add_argument("--variant", default=None, metavar="NAME", help="a named protocol variant")
     parser.add_argument("--max-states", type=int, default=None, metavar="N", help="stop after N distinct states")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    parser.add_argument("--render", metavar="FILE.svg", default=None,
+                        help="draw the first violation's shortest trace as a message-sequence chart "
+                             "(one lane per task and the coordinator; .svg or .png)")
 
 
 def run(args) -> int:
@@ -53,6 +56,10 @@ def run(args) -> int:
             raise UsageError(f"--{name} must be 0 or more")
     if args.max_states is not None and args.max_states < 1:
         raise UsageError("--max-states must be at least 1")
+    if args.render is not None:
+        from flipcheck.render import output_format
+
+        output_format(args.render)  # a bad extension is a UsageError (exit 2) before any work
     variant = args.variant or CORRECT_PROTOCOL
     if variant not in PROTOCOLS:
         raise UsageError(f"unknown --variant {variant!r} (expected one of {', '.join(PROTOCOLS)})")
@@ -72,8 +79,13 @@ def run(args) -> int:
 
     result = explore_job(job, max_states=args.max_states, progress=progress)
     violations = []
-    for c in result.counterexamples:
+    for number, c in enumerate(result.counterexamples):
         steps = replay(job, c.labels, c.cycle)
+        if number == 0 and args.render is not None:
+            from flipcheck.render_protocol import render_trace
+
+            render_trace(job, steps, args.render, f"{variant}: {c.property} violated",
+                         c.message if len(c.message) < 160 else c.message[:157] + "...")
         violations.append({"property": c.property, "message": c.message,
                            "trace": [("loop: " if s.loop else "") + describe_label(job, s.label) for s in steps]})
     if args.json:
@@ -86,4 +98,6 @@ def run(args) -> int:
             lines.append(f"violated {v['property']}: {v['message']}")
             lines += [f"  {n:3d}. {step}" for n, step in enumerate(v["trace"], 1)]
         sys.stdout.write("\n".join(lines) + "\n")
+    if args.render is not None and not violations:
+        sys.stderr.write(f"flipcheck explore: no violation, nothing drawn to {args.render}\n")
     return 1 if violations or not result.complete else 0

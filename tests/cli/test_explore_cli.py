@@ -55,3 +55,20 @@ def test_bad_option_one_line_exit_2(capsys, graph_file, args):
 def test_bad_graph_one_line_exit_2(capsys, graph_file, document):
     code, out, err = run_cli(capsys, graph_file(document))
     assert code == 2 and out == "" and err.startswith("flipcheck: ") and len(err.strip().splitlines()) == 1
+
+
+def test_render_draws_the_shortest_trace_as_a_sequence_chart(capsys, graph_file, tmp_path):
+    out_path = tmp_path / "trace.svg"
+    code, out, _ = run_cli(capsys, graph_file(PAIR), "--json", "--variant", "pre-flip-147", "--render", str(out_path))
+    trace = json.loads(out)["violations"][0]["trace"]
+    svg = out_path.read_text()
+    assert code == 1 and svg.lstrip().startswith(("<?xml", "<svg"))
+    # One lane per task and the coordinator; the violating last step is drawn.
+    for lane in ("coordinator", "src[0]", "sink[0]", "FINISHED"):
+        assert lane in svg
+    assert len(trace) == 3
+
+
+def test_render_with_a_bad_extension_is_a_usage_error(capsys, graph_file, tmp_path):
+    code, out, err = run_cli(capsys, graph_file(PAIR), "--render", str(tmp_path / "trace.txt"))
+    assert code == 2 and out == "" and "use .svg or .png" in err and len(err.strip().splitlines()) == 1
