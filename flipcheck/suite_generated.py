@@ -80,8 +80,13 @@ class GeneratedSuite(Suite):
     random_batch = 1000   # ~0.5 ms per case: half a second per Spark task
     exhaustive_batch = 1
 
-    def __init__(self, name: str, title: str, module: str):
+    def __init__(self, name: str, title: str, module: str, *, random_batch: int | None = None,
+                 relative_cost: int | None = None):
         self.name, self.title, self._module = name, title, module
+        if random_batch is not None:
+            self.random_batch = random_batch
+        if relative_cost is not None:
+            self.relative_cost = relative_cost
 
     @cached_property
     def module(self):

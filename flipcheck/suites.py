@@ -143,6 +143,9 @@ class Suite:
     # Cases per Spark task (a batch): about half a second of work, so per-task overhead stays small.
     random_batch = 1000
     exhaustive_batch = 10
+    # Roughly how many plan cases one random case costs; a mixed sweep (the demo) gives each
+    # suite cases / relative_cost cases so no suite dominates the wall time.
+    relative_cost = 1
 
     def algorithms(self) -> Sequence[str]:
         """Every algorithm or variant name this suite can check (engine first)."""

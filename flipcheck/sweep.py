@@ -147,10 +147,12 @@ class SweepSpec:
 
 def plan_sweep(suites: list[str], algorithm: str | None = None, *, cases: int | None = None, seed: str | None = None,
                exhaustive: bool = False, max_vertices: int | None = None, max_parallelism: int | None = None,
-               batch_size: int | None = None, extra_targets: list[tuple[str, str]] = ()) -> SweepSpec:
+               batch_size: int | None = None, extra_targets: list[tuple[str, str]] = (),
+               scale_by_cost: bool = False) -> SweepSpec:
     """The sweep for the CLI's options. ``suites`` are names (``all`` expanded by the caller);
     ``algorithm`` (None: each suite's engine) applies to every suite that knows it — a name no
-    suite knows is an error. ``extra_targets`` adds (suite, algorithm) pairs (the demo).
+    suite knows is an error. ``extra_targets`` adds (suite, algorithm) pairs (the demo), and
+    ``scale_by_cost`` gives each suite ``cases / relative_cost`` random cases (the demo).
     Raises ValueError with a one-line message."""
     if exhaustive == (cases is not None):
         raise ValueError("give either --cases N (with --seed S) or --exhaustive")
@@ -184,7 +186,8 @@ def plan_sweep(suites: list[str], algorithm: str | None = None, *, cases: int | 
             count = suite.space(token).size
             size = batch_size or suite.exhaustive_batch
         else:
-            token, count, size = seed, cases, batch_size or suite.random_batch
+            count = max(1, cases // suite.relative_cost) if scale_by_cost else cases
+            token, size = seed, batch_size or suite.random_batch
         targets.append(Target(name, algo, token, count, size))
     return SweepSpec("exhaustive" if exhaustive else "random", tuple(targets), seed)
 

@@ -22,17 +22,26 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
+from functools import lru_cache
+from itertools import product
+from typing import NamedTuple
 
 from flipcheck.drivers import hypothesis_driver, seeded_driver
 from flipcheck.generators.choices import SeededChooser, choice
 from flipcheck.generators.protocol import EXAMPLE_GRAPHS, example_graph, random_walk
 from flipcheck.model.barriers import MODES
 from flipcheck.properties.job_explore import explore_job
+from flipcheck.model.job import describe_label
 from flipcheck.properties.job_properties import JOB_PROPERTIES, check_trace
 from flipcheck.properties.violation import Violation
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job
 
-__all__ = ["run_protocol_suite", "generate_case", "check_case", "EXPLORATION_CONFIGS", "ROW_NAMES"]
+__all__ = [
+    "run_protocol_suite", "generate_case", "check_case", "EXPLORATION_CONFIGS", "ROW_NAMES",
+    # the sweep's suite (flipcheck.suite_protocol)
+    "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS",
+    "exhaustive_cases", "explore_case", "minimise_case", "render_case", "describe_case", "case_size", "case_shape",
+]
 
 ROW_NAMES = tuple(JOB_PROPERTIES)
 # (graph, mode, records, failures), smallest first so a small budget still covers the basics.
@@ -49,13 +58,46 @@ def generate_case(chooser) -> tuple:
             chooser.integer(1, 3), chooser.integer(0, 1), chooser.integer(0, 2**31))
 
 
-def check_case(case: tuple, variant: str = CORRECT_PROTOCOL) -> list[Violation]:
-    """Every step/state property along the random schedule of ``case``, and no deadlock at its end."""
-    graph, mode, records, checkpoints, failures, seed = case
-    job = make_job(example_graph(graph), variant, mode=mode, records=records, checkpoints=checkpoints,
-                   failures=failures)
-    labels, _ = random_walk(job, random.Random(seed), max_steps=400)
-    return check_trace(job, labels)
+class Configuration(NamedTuple):
+    """A job to explore: an example graph and the bounds of :class:`~flipcheck.model.job.Job`."""
+
+    graph: str
+    mode: str
+    records: int
+    checkpoints: int
+    failures: int
+
+    def job(self, variant: str = CORRECT_PROTOCOL):
+        return make_job(example_graph(self.graph), variant, mode=self.mode, records=self.records,
+                        checkpoints=self.checkpoints, failures=self.failures)
+
+
+class Trace(NamedTuple):
+    """A counterexample: steps from the initial state (``cycle``: a lasso's loop). ``canonical``
+    says the labels carry the explorer's renamed checkpoint ids."""
+
+    config: Configuration
+    labels: tuple
+    cycle: tuple = ()
+    canonical: bool = True
+
+
+def _configuration(case) -> Configuration:
+    return case if isinstance(case, Configuration) else case.config if isinstance(case, Trace) else Configuration(*case[:5])
+
+
+@lru_cache(maxsize=64)  # a sweep checks a case, then asks its size: walk once
+def _walk(case: tuple, variant: str) -> tuple:
+    labels, _ = random_walk(_configuration(case).job(variant), random.Random(case[5]), max_steps=400)
+    return tuple(labels)
+
+
+def check_case(case, variant: str = CORRECT_PROTOCOL) -> list[Violation]:
+    """Every step/state property along the random schedule of ``case``, and no deadlock at its end;
+    a :class:`Configuration` is explored (:func:`explore_case`)."""
+    if isinstance(case, Configuration):
+        return explore_case(case, variant)[0]
+    return check_trace(_configuration(case).job(variant), _walk(tuple(case), variant))
 
 
 def run_protocol_suite(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
@@ -119,3 +161,102 @@ def hunt_mutant(mutant, budget_seconds: float):
             return Detection(True, c.property, "exploration", states, time.perf_counter() - started, c.length,
                              (graph, records, tuple(c.labels)))
     return Detection(False, seconds=time.perf_counter() - started)
+
+
+# -- the sweep's suite (flipcheck.suite_protocol) ---------------------------------------------------
+
+ENGINE = CORRECT_PROTOCOL
+ENGINES = tuple(PROTOCOLS)
+PROPERTY_NAMES = ROW_NAMES
+# Every configuration an exhaustive sweep explores completely: the small graphs with every bound
+# the issue names (records <= 2, checkpoints <= 3, failures <= 1, each mode), the larger graphs
+# at the bounds that stay under a few hundred thousand states.
+EXHAUSTIVE_CONFIGS = tuple(
+    [Configuration("pair", m, r, c, f) for m, r, c, f in product(MODES, (0, 1, 2), (1, 2, 3), (0, 1))]
+    + [Configuration("chain", m, r, c, f) for m, r, c, f in product(MODES, (0, 1), (1, 2), (0, 1))]
+    + [Configuration("diamond", m, 1, 1, 0) for m in MODES]
+    + [Configuration("diamond", m, 1, 1, 1) for m in ("aligned", "at-least-once")]
+    + [Configuration("twin", m, 1, 1, 0) for m in ("aligned", "at-least-once")]
+    + [Configuration("union", m, 1, 1, 0) for m in MODES]
+    + [Configuration("join", "aligned", 1, 1, 0)])
+EXHAUSTIVE_BOUNDS = {"graphs": sorted({c.graph for c in EXHAUSTIVE_CONFIGS}), "modes": list(MODES),
+                     "max_records": 2, "max_checkpoints": 3, "max_failures": 1}
+_MAX_STATES = 400_000
+
+
+def exhaustive_cases() -> list[Configuration]:
+    return list(EXHAUSTIVE_CONFIGS)
+
+
+def explore_case(config: Configuration, variant: str = CORRECT_PROTOCOL) -> tuple:
+    """(violations, distinct states, the first shortest counterexample as a :class:`Trace` or None);
+    an exploration cut short by the state bound is a violation too (nothing was proved)."""
+    result = explore_job(config.job(variant), max_states=_MAX_STATES)
+    violations = [Violation(c.property, c.message) for c in result.counterexamples]
+    if not result.complete:
+        violations.append(Violation("exploration_complete", f"stopped after {result.states} states"))
+    first = result.counterexamples[0] if result.counterexamples else None
+    return violations, result.states, (Trace(config, tuple(first.labels), tuple(first.cycle)) if first else None)
+
+
+def minimise_case(case, variant: str, prop: str):
+    """The shortest trace violating ``prop`` in the case's configuration (breadth-first), or the
+    case itself when the bounded exploration does not reach it."""
+    config = _configuration(case)
+    result = explore_job(config.job(variant), max_states=_MAX_STATES)
+    for c in result.counterexamples:  # shortest first
+        if c.property == prop:
+            return Trace(config, tuple(c.labels), tuple(c.cycle))
+    return case
+
+
+def _as_trace(case, variant: str) -> Trace:
+    if isinstance(case, Trace):
+        return case
+    if isinstance(case, Configuration):
+        return explore_case(case, variant)[2] or Trace(case, ())
+    return Trace(_configuration(case), _walk(tuple(case), variant), (), False)
+
+
+def render_case(case, out_path: str, variant: str = CORRECT_PROTOCOL) -> str:
+    """The case's trace (a random case's schedule, or an exploration's first counterexample) as a
+    message-sequence chart."""
+    from flipcheck.properties.job_explore import replay
+    from flipcheck.render_protocol import render_trace
+
+    trace = _as_trace(case, variant)
+    job = trace.config.job(variant)
+    steps = replay(job, trace.labels, trace.cycle, canonical_labels=trace.canonical)
+    found = check_trace(job, trace.labels + trace.cycle) if not trace.cycle else []
+    title = f"{variant}: " + (found[0].property + " violated" if found else
+                              "lasso: the job can loop forever" if trace.cycle else "trace")
+    c = trace.config
+    return render_trace(job, steps, out_path, title,
+                        f"{c.graph} graph, {c.mode}, records {c.records}, checkpoints {c.checkpoints}, failures {c.failures}")
+
+
+def describe_case(case) -> dict:
+    described = dict(_configuration(case)._asdict())
+    if isinstance(case, Trace):
+        job = case.config.job()
+        described["steps"] = len(case.labels) + len(case.cycle)
+        described["trace"] = [describe_label(job, label) for label in case.labels]
+        if case.cycle:
+            described["cycle"] = [describe_label(job, label) for label in case.cycle]
+    elif not isinstance(case, Configuration):
+        described["walk_seed"] = case[5]
+    return described
+
+
+def case_size(case) -> int:
+    """Steps: of a trace, of a random case's schedule (correct protocol); a configuration's tasks."""
+    if isinstance(case, Trace):
+        return len(case.labels) + len(case.cycle)
+    if isinstance(case, Configuration):
+        return len(case.job().tasks)
+    return len(_walk(tuple(case), CORRECT_PROTOCOL))
+
+
+def case_shape(case) -> str:
+    c = _configuration(case)
+    return f"{c.graph} {c.mode} r{c.records} c{c.checkpoints} f{c.failures}"

@@ -32,7 +32,10 @@ def test_bad_options_exit_2_with_one_line(extra, fragments, capsys, tmp_path):
     _fails_with_one_line(["sweep", "--suite", "plan", "--out", str(tmp_path / "o"), *extra], capsys, *fragments)
 
 
-def test_protocol_suite_is_not_available_yet(capsys, tmp_path):
+def test_a_suite_missing_from_the_build_is_one_line(capsys, tmp_path, monkeypatch):
+    from flipcheck import suites
+
+    monkeypatch.setitem(suites.SUITES, "protocol", "flipcheck.suite_not_in_this_build:SUITE")
     _fails_with_one_line(["sweep", "--suite", "protocol", "--cases", "5", "--out", str(tmp_path / "o")], capsys,
                          "protocol", "not available yet")
 
@@ -91,10 +94,18 @@ def test_replay_of_a_barrier_case_and_an_exhaustive_case(capsys):
 @pytest.mark.parametrize("argv,fragment", [
     (["replay", "plan:1"], "SUITE:SEED:INDEX"),
     (["replay", "plan:1:0", "--algorithm", "nope"], "no algorithm or variant"),
-    (["replay", "protocol:1:0"], "not available yet"),
+    (["replay", "mystery:1:0"], "mystery"),
 ])
 def test_replay_bad_ids_exit_2(argv, fragment, capsys):
     _fails_with_one_line(argv, capsys, fragment)
+
+
+def test_replay_of_a_protocol_case_draws_its_schedule(capsys, tmp_path):
+    out_path = tmp_path / "case.svg"
+    assert main(["replay", "protocol:1:0", "--json", "--render", str(out_path)]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    assert replayed["violations"] == [] and replayed["case"]["graph"]
+    assert "coordinator" in out_path.read_text()
 
 
 def test_a_refused_directory_is_left_untouched(capsys, tmp_path):

@@ -15,7 +15,7 @@ from flipcheck.reference_impl.plan import plan_algorithm
 from flipcheck.suites import CRASH, SuiteUnavailable, available_suites, checked, get_suite, resolve_case
 
 IDS = ["plan:42:0", "plan:42:977", "plan:x-1:5", "barriers:42:0", "barriers:7:1234", "plan:exhaustive-v3-p2:77",
-       "barriers:exhaustive-c2-i2:5"]
+       "barriers:exhaustive-c2-i2:5", "protocol:42:3", "protocol:exhaustive-default:40"]
 
 
 def _describe(case_id):
@@ -34,8 +34,11 @@ def test_case_ids_regenerate_the_same_case_in_another_process():
     assert there == json.loads(json.dumps(here))
 
 
-def test_registry_names_and_unavailable_suites():
-    assert available_suites()[:2] == ["plan", "barriers"]
+def test_registry_names_and_unavailable_suites(monkeypatch):
+    from flipcheck import suites
+
+    assert available_suites()[:3] == ["plan", "barriers", "protocol"]
+    monkeypatch.setitem(suites.SUITES, "protocol", "flipcheck.suite_not_in_this_build:SUITE")
     with pytest.raises(SuiteUnavailable, match="not available yet"):
         get_suite("protocol")
     with pytest.raises(KeyError):

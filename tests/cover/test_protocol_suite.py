@@ -1,0 +1,35 @@
+"""The ``protocol`` sweep suite: random schedules and exhaustive configurations of the whole job."""
+
+from flipcheck.suites import get_suite
+from flipcheck.verify_protocol import EXHAUSTIVE_CONFIGS, Trace
+
+SUITE = get_suite("protocol")
+
+
+def test_the_correct_protocol_passes_random_schedules():
+    space = SUITE.space("suite-test")
+    for index in range(150):
+        assert space.check(space.case(index), SUITE.engine).violations == [], space.case_id(index)
+
+
+def test_a_variant_is_caught_minimised_to_a_shortest_trace_and_drawn(tmp_path):
+    space = SUITE.space("suite-test")
+    small_graphs = (space.case(i) for i in range(400) if space.case(i)[0] in ("pair", "chain"))  # quick to explore
+    failing = next(case for case in small_graphs if space.check(case, "pre-flip-147").violations)
+    prop = space.check(failing, "pre-flip-147").violations[0].property
+    small = SUITE.minimise(failing, "pre-flip-147", prop)
+    assert isinstance(small, Trace) and SUITE.size_of(small) <= SUITE.size_of(failing)
+    assert any(v.property == prop for v in SUITE.space("x").check(small.config, "pre-flip-147").violations)
+    described = SUITE.describe(small)
+    assert described["steps"] == len(described["trace"]) == SUITE.size_of(small)
+    svg = open(SUITE.render(small, "pre-flip-147", str(tmp_path / "trace.svg"))).read()
+    assert "coordinator" in svg and "violated" in svg
+
+
+def test_the_exhaustive_space_explores_every_configuration_completely():
+    space = SUITE.space(SUITE.exhaustive_token())
+    assert space.size == len(EXHAUSTIVE_CONFIGS) and space.coverage()["max_failures"] == 1
+    outcome = space.check(space.case(0), SUITE.engine)
+    assert outcome.violations == [] and outcome.assignments > 1
+    caught = space.check(space.case(0), "cancel-pending-on-finish")
+    assert caught.violations and caught.counterexample is not None
