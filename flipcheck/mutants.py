@@ -232,7 +232,14 @@ def render_detection(mutant: Mutant, detection: Detection, out_path: str) -> str
         config, trace = detection.counterexample
         result = replay(config, trace, handler=mutant.variant)
         return render_chart(result, out_path)
-    return None
+    # The other suites draw their own counterexamples (the form their hunt returns).
+    from flipcheck.suites import SuiteUnavailable, get_suite
+
+    try:
+        suite = get_suite(mutant.suite)
+    except (KeyError, SuiteUnavailable):
+        return None
+    return suite.render(detection.counterexample, mutant.variant, out_path)
 
 
 def write_gallery(rows: list[tuple[Mutant, Detection]], directory: str) -> str:

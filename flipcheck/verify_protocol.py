@@ -159,7 +159,8 @@ def hunt_mutant(mutant, budget_seconds: float):
         if result.counterexamples:
             c = result.counterexamples[0]
             return Detection(True, c.property, "exploration", states, time.perf_counter() - started, c.length,
-                             (graph, records, tuple(c.labels)))
+                             Trace(Configuration(graph, job.mode, records, job.checkpoints, job.failures),
+                                   tuple(c.labels), tuple(c.cycle)))
     return Detection(False, seconds=time.perf_counter() - started)
 
 

@@ -24,7 +24,7 @@ def test_catalogue_entries_are_documented():
 def test_gallery_writes_a_page_and_a_picture_per_caught_mutant(tmp_path):
     from flipcheck.mutants import write_gallery
 
-    chosen = [catalogue()[m] for m in ("wiki-b", "eop-not-aligned")]
+    chosen = [catalogue()[m] for m in ("wiki-b", "eop-not-aligned", "protocol-pre-flip-147", "seed-finished-by-partitions")]
     page = write_gallery([(m, hunt(m, 10)) for m in chosen], str(tmp_path))
     text = open(page).read()
     for mutant in chosen:
