@@ -139,6 +139,12 @@ class ExhaustiveBarrierSpace(CaseSpace):
     def coverage(self) -> dict:
         return {"max_channels": self.channels, "max_checkpoint_id": self.max_id, "configurations": self.size}
 
+    def statement(self, algorithm: str, assignments: int) -> str:
+        return (f"in every configuration with 1-{self.channels} channels ({self.size} configurations: modes, "
+                f"alignment timeout, checkpoints_after_tasks_finished), on every path with checkpoint ids "
+                f"<= {self.max_id} ({assignments:,} states explored), the {algorithm} handler keeps every barrier "
+                f"property and refines the specification")
+
 
 class BarriersSuite(Suite):
     name = "barriers"

@@ -74,6 +74,11 @@ class ExhaustiveCaseSpace(CaseSpace):
     def coverage(self) -> dict:
         return {"units": self.size, **getattr(self.suite.module, "EXHAUSTIVE_BOUNDS", {})}
 
+    def statement(self, algorithm: str, assignments: int) -> str | None:
+        """The design's ``EXHAUSTIVE_STATEMENT`` (a format string), filled in; None without one."""
+        template = getattr(self.suite.module, "EXHAUSTIVE_STATEMENT", None)
+        return template.format(algorithm=algorithm, states=assignments, units=self.size) if template else None
+
 
 class GeneratedSuite(Suite):
     size_unit = "steps"

@@ -161,6 +161,13 @@ class ExhaustivePlanSpace(CaseSpace):
             "states": "RUNNING/FINISHED",
         }
 
+    def statement(self, algorithm: str, assignments: int) -> str:
+        c = self.coverage()
+        return (f"for every job graph with <= {c['max_vertices']} vertices and parallelism <= {c['max_parallelism']} "
+                f"({c['topologies']:,} topologies up to isomorphism from {c['shapes']} DAG shapes, both values of "
+                f"checkpoints_after_tasks_finished, all {c['state_assignments']:,} RUNNING/FINISHED task-state "
+                f"assignments), the {algorithm} plan equals the spec")
+
 
 class PlanSuite(Suite):
     name = "plan"

@@ -129,6 +129,10 @@ class CaseSpace:
         """Counts describing an exhaustive space (``shapes``, ``topologies``, ...); ``{}`` if random."""
         return {}
 
+    def statement(self, algorithm: str, assignments: int) -> str | None:
+        """What an exhaustive sweep of this space with no violation proves (None: random space)."""
+        return None
+
     def case_id(self, index: int) -> str:
         return case_id(self.suite.name, self.token, index)
 

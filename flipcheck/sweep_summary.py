@@ -82,13 +82,9 @@ def target_summary(table, target, suite) -> dict:
         "sizes": dict(sorted(sizes.items(), key=lambda item: int(item[0]))),
         "first_index": first_index,
     }
-    if summary["coverage"] and not summary["violations"] and "shapes" in summary["coverage"]:
-        c = summary["coverage"]
-        summary["statement"] = (
-            f"for every job graph with <= {c['max_vertices']} vertices and parallelism <= {c['max_parallelism']} "
-            f"({c['topologies']:,} topologies up to isomorphism from {c['shapes']} DAG shapes, both values of "
-            f"checkpoints_after_tasks_finished, all {c['state_assignments']:,} RUNNING/FINISHED task-state "
-            f"assignments), the {target.algorithm} plan equals the spec")
+    statement = None if summary["violations"] else space.statement(target.algorithm, summary["assignments"])
+    if statement:
+        summary["statement"] = statement
     return summary
 
 

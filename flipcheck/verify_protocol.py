@@ -39,7 +39,7 @@ from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCO
 __all__ = [
     "run_protocol_suite", "generate_case", "check_case", "EXPLORATION_CONFIGS", "ROW_NAMES",
     # the sweep's suite (flipcheck.suite_protocol)
-    "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS",
+    "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS", "EXHAUSTIVE_STATEMENT",
     "exhaustive_cases", "explore_case", "minimise_case", "render_case", "describe_case", "case_size", "case_shape",
 ]
 
@@ -183,6 +183,11 @@ EXHAUSTIVE_CONFIGS = tuple(
 EXHAUSTIVE_BOUNDS = {"graphs": sorted({c.graph for c in EXHAUSTIVE_CONFIGS}), "modes": list(MODES),
                      "max_records": 2, "max_checkpoints": 3, "max_failures": 1}
 _MAX_STATES = 400_000
+EXHAUSTIVE_STATEMENT = (
+    "in every reachable state ({states:,} distinct states) of the {units} example jobs (pair: records <= 2, "
+    "checkpoints <= 3, failures <= 1; chain: records <= 1, checkpoints <= 2, failures <= 1; diamond, twin, union, "
+    "join; every mode each), the {algorithm} protocol keeps every end-to-end property: consistent cuts, "
+    "exactly-once, no deadlock, the end stays reachable, final checkpoints before finishing")
 
 
 def exhaustive_cases() -> list[Configuration]:

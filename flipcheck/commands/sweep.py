@@ -27,7 +27,11 @@ cases:
                        checkpoints_after_tasks_finished, proved equal to the spec for every
                        RUNNING/FINISHED assignment of its tasks (z3, or enumeration when
                        2^tasks is small); barriers: every configuration with 1-3 channels and
-                       checkpoint ids 1-2 explored breadth-first (--max-* do not apply)
+                       checkpoint ids 1-2 explored breadth-first; protocol: every state of
+                       the example jobs (pair, chain: records <= 2, checkpoints <= 3,
+                       failures <= 1, every mode; diamond, twin, union, join) explored
+                       breadth-first with every property; the recovery designs: their pinned
+                       exploration configurations (--max-* apply to plan only)
 
 Spark: --master local[*] (default: embedded, nothing to start), local[N], spark://HOST:PORT,
 yarn, k8s://... The Spark UI is disabled. DIR must be visible to the driver and the executors
