@@ -97,7 +97,35 @@ def check_case(case, variant: str = CORRECT_PROTOCOL) -> list[Violation]:
     a :class:`Configuration` is explored (:func:`explore_case`)."""
     if isinstance(case, Configuration):
         return explore_case(case, variant)[0]
+    if isinstance(case, Trace):
+        return _check_trace(case, variant)
     return check_trace(_configuration(case).job(variant), _walk(tuple(case), variant))
+
+
+def _real_labels(job, steps) -> list:
+    """The labels of replayed steps with their real checkpoint ids (the explorer's are renamed)."""
+    from flipcheck.model.job import initial_state, successors
+
+    state, labels = initial_state(job), []
+    for step in steps:
+        labels.append(next(label for label, nxt, _ in successors(job, state) if nxt == step.state))
+        state = step.state
+    return labels
+
+
+def _check_trace(trace: Trace, variant: str) -> list[Violation]:
+    """A counterexample re-checked: its steps (real checkpoint ids) with every step/state property;
+    a lasso's cycle, when it replays, is a run that never ends the job."""
+    from flipcheck.properties.job_explore import replay
+    from flipcheck.properties.job_properties import END_REACHABLE
+
+    job = trace.config.job(variant)
+    steps = replay(job, trace.labels, trace.cycle, canonical_labels=trace.canonical)
+    found = [] if trace.cycle else check_trace(job, _real_labels(job, steps))
+    if trace.cycle:
+        found.append(Violation(END_REACHABLE, f"after {len(trace.labels)} steps the job can repeat a cycle of "
+                                              f"{len(trace.cycle)} steps forever without ending"))
+    return found
 
 
 def run_protocol_suite(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
@@ -233,9 +261,8 @@ def render_case(case, out_path: str, variant: str = CORRECT_PROTOCOL) -> str:
     trace = _as_trace(case, variant)
     job = trace.config.job(variant)
     steps = replay(job, trace.labels, trace.cycle, canonical_labels=trace.canonical)
-    found = check_trace(job, trace.labels + trace.cycle) if not trace.cycle else []
-    title = f"{variant}: " + (found[0].property + " violated" if found else
-                              "lasso: the job can loop forever" if trace.cycle else "trace")
+    found = _check_trace(trace, variant)
+    title = f"{variant}: " + (found[0].property + " violated" if found else "trace")
     c = trace.config
     return render_trace(job, steps, out_path, title,
                         f"{c.graph} graph, {c.mode}, records {c.records}, checkpoints {c.checkpoints}, failures {c.failures}")

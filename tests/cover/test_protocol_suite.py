@@ -34,3 +34,19 @@ def test_the_exhaustive_space_explores_every_configuration_completely():
     assert outcome.violations == [] and outcome.assignments > 1
     caught = space.check(space.case(0), "cancel-pending-on-finish")
     assert caught.violations and caught.counterexample is not None
+
+
+def test_a_minimised_trace_replays_by_id_and_is_rechecked(capsys, tmp_path):
+    import json
+
+    from flipcheck.cli import main
+
+    # protocol:1:5 is a pair graph (quick to explore) on which pre-flip-147 fails.
+    picture = tmp_path / "min.svg"
+    assert main(["replay", "protocol:1:5", "--variant", "pre-flip-147", "--minimise", "--json",
+                 "--render", str(picture)]) == 1
+    replayed = json.loads(capsys.readouterr().out)
+    properties = {v["property"] for v in replayed["violations"]}
+    assert properties and "crash" not in properties
+    assert replayed["case"]["steps"] == len(replayed["case"]["trace"]) <= 5
+    assert "violated" in picture.read_text()
