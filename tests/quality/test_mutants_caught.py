@@ -35,3 +35,16 @@ def test_gallery_writes_a_page_and_a_picture_per_caught_mutant(tmp_path):
 def test_plan_counterexamples_are_shrunk():
     detection = hunt(catalogue()["flink-before-40482"], 10)
     assert detection.counterexample_size <= 3
+
+
+def test_gallery_states_a_wiring_counterexample_in_words(tmp_path):
+    # FLINK-22863's counterexample is a POINTWISE (upstream, downstream) parallelism pair, not a
+    # job graph: the gallery says it in a sentence instead of handing it to the plan renderer.
+    from flipcheck.mutants import Detection, write_gallery
+
+    mutant = catalogue()["flink-before-22863"]
+    pair = (2366, 7097)  # the shape the float wiring gets wrong (docs/prove.md)
+    detection = Detection(True, "pointwise_wiring", "sweep", 1, 0.0, sum(pair), pair)
+    text = open(write_gallery([(mutant, detection)], str(tmp_path))).read()
+    assert f"POINTWISE edge {pair[0]} → {pair[1]}" in text
+    assert not (tmp_path / "img" / f"mutant-{mutant.id}.svg").exists()
