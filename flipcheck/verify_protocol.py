@@ -201,22 +201,23 @@ ENGINES = tuple(PROTOCOLS)
 PROPERTY_NAMES = ROW_NAMES
 # Every configuration an exhaustive sweep explores completely: the small graphs with every bound
 # the issue names (records <= 2, checkpoints <= 3, failures <= 1, each mode), the larger graphs
-# at the bounds that stay under a few hundred thousand states.
+# at the bounds that stay under a few hundred thousand states. Unaligned diamond and union with a
+# record exceed that since barriers overtake (rule J5u: over 3,000,000 and 1,000,000 states).
 EXHAUSTIVE_CONFIGS = tuple(
     [Configuration("pair", m, r, c, f) for m, r, c, f in product(MODES, (0, 1, 2), (1, 2, 3), (0, 1))]
     + [Configuration("chain", m, r, c, f) for m, r, c, f in product(MODES, (0, 1), (1, 2), (0, 1))]
-    + [Configuration("diamond", m, 1, 1, 0) for m in MODES]
-    + [Configuration("diamond", m, 1, 1, 1) for m in ("aligned", "at-least-once")]
+    + [Configuration("diamond", m, 1, 1, f) for m, f in product(("aligned", "at-least-once"), (0, 1))]
     + [Configuration("twin", m, 1, 1, 0) for m in ("aligned", "at-least-once")]
-    + [Configuration("union", m, 1, 1, 0) for m in MODES]
+    + [Configuration("union", m, 1, 1, 0) for m in ("aligned", "at-least-once")]
     + [Configuration("join", "aligned", 1, 1, 0)])
 EXHAUSTIVE_BOUNDS = {"graphs": sorted({c.graph for c in EXHAUSTIVE_CONFIGS}), "modes": list(MODES),
                      "max_records": 2, "max_checkpoints": 3, "max_failures": 1}
 _MAX_STATES = 400_000
 EXHAUSTIVE_STATEMENT = (
     "in every reachable state ({states:,} distinct states) of the {units} example jobs (pair: records <= 2, "
-    "checkpoints <= 3, failures <= 1; chain: records <= 1, checkpoints <= 2, failures <= 1; diamond, twin, union, "
-    "join; every mode each), the {algorithm} protocol keeps every end-to-end property: consistent cuts, "
+    "checkpoints <= 3, failures <= 1; chain: records <= 1, checkpoints <= 2, failures <= 1; every mode each; "
+    "diamond (failures <= 1), twin and union aligned and at-least-once; join aligned), the {algorithm} protocol keeps "
+    "every end-to-end property: consistent cuts, "
     "exactly-once, no deadlock, the end stays reachable, final checkpoints before finishing")
 
 
