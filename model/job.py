@@ -1,4 +1,4 @@
-"""The whole job: checkpoint coordinator, tasks and FIFO channels composed (FLIP-147 end to end).
+"""The whole job: checkpoint coordinator, tasks and channels composed (FLIP-147 end to end).
 
 A job graph (the ``plan`` JSON format) is expanded into tasks and channels; the state of the
 running job is one hashable tuple (:class:`JobState`) and :func:`successors` lists every step
@@ -25,6 +25,15 @@ Sources and tasks
   sinks pre-commit the open transaction; facts §5 FLINK-23473) and sends the barrier on every
   output; the acknowledgement leaves once every barrier arrived (unaligned: with the in-flight
   records captured meanwhile) and reaches the coordinator asynchronously.
+* J5u unaligned only: the barrier is a priority event that overtakes what is queued on each output
+  channel. Flink's ``SubtaskCheckpointCoordinatorImpl.checkpointState`` broadcasts it with
+  ``isPriority = options.isUnalignedCheckpoint()``; ``PipelinedSubpartition.processPriorityBuffer``
+  puts it behind the priority elements already at the head (earlier unaligned barriers, so
+  barriers keep their order) and hands the data buffers it overtook to
+  ``ChannelStateWriter.addOutputData``: they become the channel's output in-flight data in the
+  snapshot. EndOfData is broadcast without priority (``notifyEndOfData`` → ``broadcastEvent(EndOfData,
+  false)``), so it is overtaken too, but events are not channel state. Aligned and at-least-once
+  barriers stay FIFO.
 * J6 the first checkpoint performed after end of data is the task's final checkpoint
   (facts §3.1 ``finalCheckpointMinId``); the handler aborting a checkpoint declines it to the
   coordinator and sends a cancellation marker downstream (facts §2.1 ``abortInternal``).
@@ -58,7 +67,12 @@ Coordinator
 
 Failover (seed "Failover and Recovery"; facts §3.2)
 * F1 a task failure restarts every task from the latest completed checkpoint: channels empty
-  but for restored in-flight records; sources rewind to their offset; sinks commit the restored
+  but for restored in-flight records — per channel the downstream's captured input records, then
+  the upstream's captured output records (J5u). The downstream captured records it polled before
+  the barrier reached it, so they were ahead of whatever was still queued when the upstream's
+  barrier overtook; Flink likewise has a task consume its recovered input channel state before
+  anything the upstream sends, and the upstream re-sends its recovered output state before new
+  data. Sources rewind to their offset; sinks commit the restored
   pre-committed transactions again (idempotent recover-and-commit); vertices fully finished in
   the checkpoint, and finished subtasks of partly finished vertices, restart with no data left
   (they end their data at once); the coordinator forgets its view and aborts the pending checkpoint.
@@ -74,10 +88,16 @@ Example
 >>> [describe_label(job, label) for label, _, _ in successors(job, s)]
 ['src[0] emits record r0', 'coordinator triggers a checkpoint']
 >>> s = run(job, [("trigger", 1), ("emit", 0, 0), ("rpc", 0, 1)])
->>> s.queues                           # the barrier follows the record (FIFO channel)
+>>> s.queues                           # aligned: the barrier follows the record (FIFO channel)
 ((('D', 0), ('B', 1)),)
 >>> s.tasks[0].outbox[0][1].offset     # the source's snapshot: one record emitted
 1
+>>> unaligned = Job(g, mode="unaligned", records=1, checkpoints=1)
+>>> s = run(unaligned, [("trigger", 1), ("emit", 0, 0), ("rpc", 0, 1)])
+>>> s.queues                           # J5u: the barrier overtook the record ...
+((('B', 1), ('D', 0)),)
+>>> s.tasks[0].outbox[0][1].output_in_flight   # ... which the snapshot captured as output channel state
+((0,),)
 """
 
 from __future__ import annotations
@@ -174,9 +194,10 @@ class Snapshot(NamedTuple):
 
     finished_operators: bool   # end of data was reached before the snapshot (facts §3.2 isTaskFinished)
     offset: int                # sources: records emitted
-    sent: tuple                # per output channel: records sent before the barrier
+    sent: tuple                # per output channel: records sent before the snapshot (unaligned: overtaken ones too)
     received: tuple            # per input channel: records consumed before the snapshot
     in_flight: tuple           # per input channel: records captured as in-flight data (unaligned)
+    output_in_flight: tuple    # per output channel: records the barrier overtook (unaligned, J5u)
     transactions: tuple        # two-phase-commit sink: pre-committed transactions ((id, records), ...)
 
 
@@ -446,11 +467,28 @@ class _Next:
             precommitted = precommitted + ((k, txn),)
             txn = ()
         sent = tuple(self.received[c] + sum(1 for m in self.queues[c] if m[0] == DATA) for c in info.outputs)
+        overtaken = self.send_barrier(t, k)
         snapshot = Snapshot(ts.phase == END_OF_DATA, ts.emitted, sent, tuple(self.received[c] for c in info.inputs),
-                            ((),) * len(info.inputs), precommitted)
+                            ((),) * len(info.inputs), overtaken, precommitted)
         self.tasks[t] = ts._replace(final_min=final_min, snapshot=(k, snapshot), txn=txn, precommitted=precommitted)
-        self.broadcast(t, (BARRIER, k))
         self.notes.append(("snapshot", t, k))
+
+    def send_barrier(self, t: int, k: int) -> tuple:
+        """J5/J5u: barrier ``k`` on every output of ``t``; per output channel, the records it
+        overtook (always none unless unaligned)."""
+        outputs = self.job.tasks[t].outputs
+        if self.job.mode != bar.UNALIGNED:
+            self.broadcast(t, (BARRIER, k))
+            return ((),) * len(outputs)
+        overtaken = []
+        for c in outputs:
+            queue = self.queues[c]
+            head = 0
+            while head < len(queue) and queue[head][0] == BARRIER:  # earlier priority events stay ahead
+                head += 1
+            self.queues[c] = queue[:head] + ((BARRIER, k),) + queue[head:]
+            overtaken.append(tuple(m[1] for m in queue[head:] if m[0] == DATA))
+        return tuple(overtaken)
 
     def capture(self, t: int, k: int, local: int, record: int) -> None:
         ts = self.tasks[t]
@@ -746,10 +784,16 @@ def _failover(job: Job, s: JobState) -> _Next:
             continue
         n.tasks[t] = _fresh_task(job, t, snapshot.offset if snapshot is not None else 0)
         if snapshot is not None:
-            for local, c_id in enumerate(info.inputs):
-                queues[c_id] = tuple((DATA, r) for r in snapshot.in_flight[local])
             if snapshot.transactions:
                 n.commit(t, snapshot.transactions)
+    if restore is not None:
+        for ch in job.channels:
+            down, up = restore.snapshots[ch.target], restore.snapshots[ch.source]
+            if down is None:
+                continue  # the downstream finished in the checkpoint: nothing to consume
+            # The downstream's input records first, then the upstream's output records (F1).
+            records = down.in_flight[ch.local] + (up.output_in_flight[ch.position] if up is not None else ())
+            queues[ch.index] = tuple((DATA, r) for r in records)
     n.queues = queues
     n.received = (0,) * len(job.channels)
     n.rpcs = ((),) * len(job.tasks)

@@ -61,27 +61,31 @@ def _completed(notes) -> list:
 def consistent_cut(job: Job, before: JobState, label, notes, after: JobState) -> list[Violation]:
     """In a completed checkpoint, for every channel: the records the upstream had sent before its
     snapshot equal the records the downstream had consumed before its snapshot plus the
-    in-flight records captured for that channel (at-least-once: no fewer). An upstream finished
-    in the checkpoint counts with everything it sent."""
+    in-flight records captured for that channel, by the downstream (input) and by the upstream
+    (output: records its unaligned barrier overtook) (at-least-once: no fewer). An upstream
+    finished in the checkpoint counts with everything it sent."""
     found = []
     for _, k, finished, snapshots in _completed(notes):
         for ch in job.channels:
             if finished >> ch.target & 1:
                 continue
             down = snapshots[ch.target]
-            consumed = down.received[ch.local] + len(down.in_flight[ch.local])
             if finished >> ch.source & 1:
                 sent = after.received[ch.index] + sum(1 for m in after.queues[ch.index] if m[0] == DATA)
                 how = "finished, so everything it sent"
+                output = 0
             else:
                 sent = snapshots[ch.source].sent[ch.position]
                 how = "its snapshot"
+                output = len(snapshots[ch.source].output_in_flight[ch.position])
+            consumed = down.received[ch.local] + len(down.in_flight[ch.local]) + output
             ok = consumed >= sent if job.mode == AT_LEAST_ONCE else consumed == sent
             if not ok:
                 found.append(Violation("consistent_cut", (
                     f"checkpoint {k}, channel {job.name(ch.source)} -> {job.name(ch.target)}: upstream sent {sent} "
-                    f"record(s) before the cut ({how}), downstream consumed {down.received[ch.local]} and captured "
-                    f"{len(down.in_flight[ch.local])} in flight"), witness=(k, ch.index)))
+                    f"record(s) before the cut ({how}) and captured {output} as output in flight, downstream "
+                    f"consumed {down.received[ch.local]} and captured {len(down.in_flight[ch.local])} in flight"),
+                    witness=(k, ch.index)))
     return found
 
 

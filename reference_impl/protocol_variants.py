@@ -11,7 +11,7 @@ re-creates. The explorer must catch every one (``tests/quality/test_protocol_var
   pending checkpoints would be canceled").
 * ``pre-flip-147`` — the job before FLIP-147 (``checkpoints_after_tasks_finished`` off).
 * ``no-end-of-data-ack`` — an upstream finishes without waiting for its downstream to process
-  its records (facts §2.5, FLINK-21086 design discussion).
+  its records (facts §2.5, FLINK-21086 design discussion); unaligned checkpoints only.
 * ``wiki-b-trigger`` — the coordinator uses the seed's second Appendix algorithm as written.
 * ``trigger-finished-task-hangs`` — a trigger RPC reaching a finished task is treated as
   accepted (FLINK-21081 / FLINK-23741).
@@ -80,7 +80,9 @@ class NoEndOfDataAck(Protocol):
     """An upstream task finishes without waiting until its downstream acknowledged EndOfData,
     so records may still be in the channel when the coordinator, seeing the upstream FINISHED,
     triggers the downstream by RPC. The seed's remedy: "the upstream tasks would wait till the
-    downstream tasks to process all the pending records before exit"."""
+    downstream tasks to process all the pending records before exit". It shows only with
+    unaligned barriers, which overtake the records and EndOfData (rule J5u of the job model): an
+    aligned final barrier travels behind them, so the final checkpoint implies the acknowledgement."""
 
     name = "no-end-of-data-ack"
     source = "seed \"Extend the task Barrier Alignment\"; facts §2.5; FLINK-21086 (PR #14831 vs #15055)"
