@@ -156,8 +156,9 @@ def run_protocol_suite(budget_seconds: float = 20.0, variant: str | None = None)
 
 # -- the mutant catalogue (flipcheck mutants) ------------------------------------------------------
 
-# (graph, records) in the order a hunt explores them: small first, so the first trace is short.
-HUNT_CONFIGS = (("pair", 1), ("twin", 0), ("twin", 1), ("union", 0), ("chain", 1))
+# (graph, records, failures) in the order a hunt explores them: small first, so the first trace is
+# short; the failover configuration last (its bugs, e.g. FLINK-32945, need a restart).
+HUNT_CONFIGS = (("pair", 1, 0), ("twin", 0, 0), ("twin", 1, 0), ("union", 0, 0), ("chain", 1, 0), ("pair", 0, 1))
 
 
 def mutant_catalogue() -> list:
@@ -178,10 +179,10 @@ def hunt_mutant(mutant, budget_seconds: float):
 
     started = time.perf_counter()
     states = 0
-    for graph, records in HUNT_CONFIGS:
+    for graph, records, failures in HUNT_CONFIGS:
         if time.perf_counter() - started > budget_seconds:
             break
-        job = make_job(example_graph(graph), mutant.variant, records=records)
+        job = make_job(example_graph(graph), mutant.variant, records=records, failures=failures)
         result = explore_job(job, stop_at_first=True, liveness=False, max_states=60_000)
         states += result.states
         if result.counterexamples:

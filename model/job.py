@@ -17,7 +17,11 @@ Sources and tasks
   operators forward every record; a two-phase-commit sink adds it to its open transaction.
 * J3 a task polls the head of any input channel that is not blocked by its barrier handler
   (facts §2.2: a blocked channel delivers nothing) and feeds barriers, cancellation markers,
-  EndOfPartition and records to the barrier handler (facts §2, event routing).
+  EndOfPartition and records to the barrier handler (facts §2, event routing). The input gate's
+  queue of available channels holds exactly the channels with a message: one released by its
+  EndOfPartition is dequeued and never enqueued again (FLINK-22368: polling a released channel
+  throws ``CancelTaskException``; the task is cancelled without sending EndOfPartition, phase
+  CANCELED, and takes no further step).
 * J4 EndOfData is acknowledged to the upstream the moment it is polled (facts §2:
   ``acknowledgeAllRecordsProcessed``); when every input delivered it, the task ends its data
   like a source (J1).
@@ -40,14 +44,18 @@ Sources and tasks
 
 Coordinator
 * C1 reports (FINISHED, end of data) travel separately and arrive late and out of order (seed:
-  "the order of the reports of FINISHED status arrived at JobMaster is not guaranteed").
+  "the order of the reports of FINISHED status arrived at JobMaster is not guaranteed"). The
+  end-of-data report (facts §3.1 ``notifyEndOfData``, an RPC) is modelled as arriving at once: it
+  sets the task's bit in the coordinator's end-of-data view (``VertexEndOfDataListener``) and only
+  enables triggers, which the coordinator may postpone anyway; its delay would multiply the
+  states (x3.7 on the pair graph) without a promise that depends on it.
 * C2 one checkpoint at a time (Flink's default ``max-concurrent-checkpoints`` 1); the plan comes
   from the coordinator's *view* (FINISHED reports received so far) via the plan spec; a declined
   plan starts nothing (facts §1.3: pre-flight failures take no id).
 * C3 while some source still has data at most ``checkpoints`` checkpoints start (the model's
   bound on the periodic timer); afterwards the coordinator triggers again whenever it learned
-  something since its last trigger (a report arrived; facts §3.1: at once when every task reached
-  end of data, FLINK-28386), so the bound never starves the finishing protocol.
+  something since its last trigger (a report arrived), so the bound never starves the finishing
+  protocol.
 * C4 trigger RPCs travel asynchronously; one reaching a FINISHED task is declined
   (``CHECKPOINT_DECLINED_TASK_NOT_READY``; seed: "the tasks might finish between the computation
   and the tasks get triggered"; facts §3.2, FLINK-23741).
@@ -55,13 +63,20 @@ Coordinator
   ``CHECKPOINT_DECLINED_TASK_CLOSING`` when a vertex with union list state is partly finished, or
   only some of its subtasks called ``finish()`` (facts §3.2, FLINK-21080); otherwise the
   coordinator notifies the tasks to commit to, asynchronously. A decline aborts the checkpoint.
+* C6 when its end-of-data view holds every task, the coordinator triggers a checkpoint at once,
+  whatever the periodic bound (facts §3.1: when all tasks reached end of data → immediately
+  ``triggerCheckpoint``, FLINK-28386). With no data left C3 already enables that trigger (the
+  report completing the view is an end of data whose final checkpoint is missing); C6 adds it
+  past the bound. A failover clears the view (F1; FLINK-32945's fix: ``restoreVertices`` clears
+  the bits of the restarted tasks).
 
 Failover (seed "Failover and Recovery"; facts §3.2)
 * F1 a task failure restarts every task from the latest completed checkpoint: channels empty
   but for restored in-flight records; sources rewind to their offset; sinks commit the restored
   pre-committed transactions again (idempotent recover-and-commit); vertices fully finished in
   the checkpoint, and finished subtasks of partly finished vertices, restart with no data left
-  (they end their data at once); the coordinator forgets its view and aborts the pending checkpoint.
+  (they end their data at once); the coordinator forgets its views (FINISHED and end of data, C6),
+  drops the reports on their way and aborts the pending checkpoint.
 
 The job ends when every task is FINISHED.
 
@@ -90,7 +105,7 @@ from .execution_graph import input_connections
 from .plan import CheckpointPlan, checkpoint_plan
 
 __all__ = [
-    "RUNNING", "END_OF_DATA", "FINISHED", "PHASE_NAMES", "MODES",
+    "RUNNING", "END_OF_DATA", "FINISHED", "CANCELED", "PHASE_NAMES", "MODES",
     "TASK_NOT_READY", "TASK_CLOSING", "FAILOVER",
     "Protocol", "TaskInfo", "ChannelInfo", "Job",
     "Snapshot", "TaskState", "Pending", "RestorePoint", "Coordinator", "JobState",
@@ -100,8 +115,10 @@ __all__ = [
 
 # Task phases. RUNNING: data still flowing; END_OF_DATA: endData done (operators finished),
 # waiting to be allowed to finish (J7); FINISHED: EndOfPartition sent.
-RUNNING, END_OF_DATA, FINISHED = 0, 1, 2
-PHASE_NAMES = ("RUNNING", "END_OF_DATA", "FINISHED")
+# CANCELED: a task that polled a released input channel (J3, FLINK-22368): gone without sending
+# EndOfPartition; only a protocol variant gets there.
+RUNNING, END_OF_DATA, FINISHED, CANCELED = 0, 1, 2, 3
+PHASE_NAMES = ("RUNNING", "END_OF_DATA", "FINISHED", "CANCELED")
 MODES = bar.MODES
 
 # Abort / decline reasons added at job level (facts §2.4, §3.2).
@@ -132,6 +149,10 @@ class Protocol:
     decline_trigger_of_finished_task = True
     #: C5: the FLINK-21080 union-list-state checks when finalizing.
     union_list_state_checks = True
+    #: C6/F1: a failover clears the coordinator's end-of-data view (FLINK-32945).
+    reset_end_of_data_view_on_failover = True
+    #: J3: a channel released by EndOfPartition leaves the gate's queue of available channels (FLINK-22368).
+    dequeue_released_channels = True
 
     def plan(self, graph: JobGraph):
         """The plan the coordinator computes from its view (C2)."""
@@ -222,6 +243,7 @@ class Coordinator(NamedTuple):
     restore: Any               # RestorePoint or None
     last_aborted: int          # newest aborted checkpoint id (0: none)
     failovers: int
+    known_end_of_data: int     # the end-of-data view: tasks whose end-of-data report arrived (C1, C6)
 
 
 class JobState(NamedTuple):
@@ -379,7 +401,7 @@ FINISHED_TASK = TaskState(FINISHED, 0, None, 0, 0, 0, 0, None, (), (), ())
 
 def initial_state(job: Job) -> JobState:
     n = len(job.tasks)
-    coordinator = Coordinator(0, 0, 0, 0, True, None, 0, None, 0, 0)
+    coordinator = Coordinator(0, 0, 0, 0, True, None, 0, None, 0, 0, 0)
     return JobState(tuple(_fresh_task(job, t) for t in range(n)), ((),) * len(job.channels), (0,) * len(job.channels),
                     ((),) * n, (0,) * n, coordinator, ((),) * n)
 
@@ -432,7 +454,8 @@ class _Next:
         """J1/J4: endData — EndOfData on every output, end of data reported to the coordinator."""
         self.tasks[t] = self.tasks[t]._replace(phase=END_OF_DATA)
         self.broadcast(t, END_OF_DATA_MSG)
-        self.coord = self.coord._replace(learned=True)  # C1: end of data is reported to the coordinator
+        c = self.coord  # C1/C6: the end-of-data report arrives at once (see C1)
+        self.coord = c._replace(known_end_of_data=c.known_end_of_data | 1 << t, learned=True)
         self.notes.append(("end-of-data", t))
 
     def perform_checkpoint(self, t: int, k: int) -> None:
@@ -609,6 +632,15 @@ def _finish(job: Job, s: JobState, t: int) -> _Next:
     return n
 
 
+def _poll_released(job: Job, s: JobState, t: int, local: int) -> _Next:
+    """J3, FLINK-22368 (variant only): the gate polls input ``local`` although its EndOfPartition
+    released it; the channel throws ``CancelTaskException`` and the task is cancelled."""
+    n = _Next(job, s)
+    n.tasks[t] = n.tasks[t]._replace(phase=CANCELED)
+    n.notes.append(("polled-released", t, local))
+    return n
+
+
 def _receive(job: Job, s: JobState, t: int, local: int) -> _Next:
     """J3/J4: task ``t`` polls the head of its input ``local``."""
     info = job.tasks[t]
@@ -648,7 +680,9 @@ def _deliver_rpc(job: Job, s: JobState, t: int) -> _Next:
     rpcs = list(n.rpcs)
     rpcs[t] = rpcs[t][1:]
     n.rpcs = tuple(rpcs)
-    if s.tasks[t].phase == FINISHED:
+    if s.tasks[t].phase == CANCELED:
+        n.decline(t, k, TASK_NOT_READY)  # "checkpoint request for unknown task" (facts §3.2)
+    elif s.tasks[t].phase == FINISHED:
         if job.protocol.decline_trigger_of_finished_task:
             n.notes.append(("trigger-declined", t, k))
             n.decline(t, k, TASK_NOT_READY)
@@ -703,17 +737,20 @@ def _final_checkpoint_missing(job: Job, s: JobState) -> bool:
 
 
 def _trigger(job: Job, s: JobState) -> _Next | None:
-    """C2/C3."""
+    """C2/C3/C6."""
     c = s.coordinator
     if c.pending is not None:
         return None
     with_data = _some_source_has_data(job, s)
-    if with_data and c.started_with_data >= job.checkpoints:
+    every_task_ended = c.learned and c.known_end_of_data == job.all_tasks  # C6: past the periodic bound
+    if with_data and c.started_with_data >= job.checkpoints and not every_task_ended:
         return None
     if not with_data and not (c.learned and _final_checkpoint_missing(job, s)):
-        return None
+        return None  # C6 included: the report completing the view is an end of data without final checkpoint
     plan = job.plan(c.known_finished)
     n = _Next(job, s)
+    if every_task_ended:
+        n.notes.append(("end-of-data-trigger", c.known_end_of_data))  # the coordinator believes every task ended
     if isinstance(plan, str):
         if not c.learned:
             return None  # nothing would change
@@ -755,8 +792,10 @@ def _failover(job: Job, s: JobState) -> _Next:
     n.rpcs = ((),) * len(job.tasks)
     n.notifications = (0,) * len(job.tasks)
     failovers = c.failovers + 1
+    known_end_of_data = 0 if job.protocol.reset_end_of_data_view_on_failover else c.known_end_of_data
     n.coord = n.coord._replace(known_finished=0, finished_reports=0, learned=True,
-                               failovers=failovers, restore=restore if failovers < job.failures else None)
+                               failovers=failovers, restore=restore if failovers < job.failures else None,
+                               known_end_of_data=known_end_of_data)
     n.notes.append(("failover", restore.id if restore is not None else 0))
     return n
 
@@ -768,7 +807,7 @@ def successors(job: Job, s: JobState) -> Iterator[tuple[tuple, JobState, tuple]]
         return
     for t, info in enumerate(job.tasks):
         ts = s.tasks[t]
-        if ts.phase != FINISHED:
+        if ts.phase < FINISHED:
             if info.is_source:
                 if ts.phase == RUNNING:
                     if ts.emitted < len(info.records):  # J1
@@ -787,6 +826,12 @@ def successors(job: Job, s: JobState) -> Iterator[tuple[tuple, JobState, tuple]]
                     if s.queues[c] and not blocked >> local & 1:  # J3
                         n = _receive(job, s, t, local)
                         yield ("receive", t, local, s.queues[c][0]), n.freeze(), tuple(n.notes)
+                if not job.protocol.dequeue_released_channels:
+                    released = ~ts.handler.open & ((1 << len(info.inputs)) - 1)
+                    for local in range(len(info.inputs)):
+                        if released >> local & 1:
+                            n = _poll_released(job, s, t, local)
+                            yield ("poll-released", t, local), n.freeze(), tuple(n.notes)
             if _may_finish(job, s, t):
                 n = _finish(job, s, t)
                 yield ("finish", t), n.freeze(), tuple(n.notes)
@@ -951,7 +996,7 @@ def rename_label(label: tuple, mapping: dict) -> tuple:
 def actor_of(job: Job, label: tuple) -> str:
     """Who takes the step: a task name or ``coordinator``."""
     kind = label[0]
-    if kind in ("emit", "end-of-data", "receive", "finish", "notify", "rpc"):
+    if kind in ("emit", "end-of-data", "receive", "poll-released", "finish", "notify", "rpc"):
         return job.name(label[1])
     return "coordinator"
 
@@ -978,6 +1023,11 @@ def describe_label(job: Job, label: tuple) -> str:
         t, local, message = label[1], label[2], label[3]
         upstream = job.channels[job.tasks[t].inputs[local]].source
         return f"{job.name(t)} polls {_message_text(message)} from {job.name(upstream)}"
+    if kind == "poll-released":
+        t, local = label[1], label[2]
+        upstream = job.channels[job.tasks[t].inputs[local]].source
+        return (f"{job.name(t)} polls its input from {job.name(upstream)} again after EndOfPartition released it "
+                "(CancelTaskException: cancelled without sending EndOfPartition)")
     if kind == "finish":
         return f"{job.name(label[1])} finishes"
     if kind == "ack":

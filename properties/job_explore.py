@@ -111,7 +111,7 @@ class JobExploration:
         return [c.property for c in self.counterexamples]
 
 
-_END_COORDINATOR = Coordinator(0, 0, 0, 0, False, None, 0, None, 0, 0)
+_END_COORDINATOR = Coordinator(0, 0, 0, 0, False, None, 0, None, 0, 0, 0)
 
 
 def end_state(job: Job, state: JobState) -> JobState:

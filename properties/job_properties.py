@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from flipcheck.model.barriers import AT_LEAST_ONCE
-from flipcheck.model.job import DATA, FINISHED, Job, JobState, initial_state, is_end, successors
+from flipcheck.model.job import DATA, FINISHED, PHASE_NAMES, RUNNING, Job, JobState, initial_state, is_end, successors
 from flipcheck.model.jobgraph import ALL_TO_ALL
 
 from .violation import Property, Violation
@@ -41,6 +41,7 @@ from .violation import Property, Violation
 __all__ = [
     "consistent_cut", "exactly_once", "final_checkpoint_before_finish", "no_pending_checkpoint_cancelled",
     "completed_ids_increase", "aborted_never_completes", "restorable", "union_list_state_complete",
+    "end_of_data_trigger_current",
     "no_deadlock", "StepProperty", "STEP_PROPERTIES", "STATE_PROPERTIES", "GRAPH_PROPERTIES", "JOB_PROPERTIES",
     "NO_DEADLOCK", "END_REACHABLE", "AFTER_ABORT", "check_step", "check_state", "check_trace",
 ]
@@ -176,6 +177,22 @@ def union_list_state_complete(job: Job, before: JobState, label, notes, after: J
     return found
 
 
+def end_of_data_trigger_current(job: Job, before: JobState, label, notes, after: JobState) -> list[Violation]:
+    """The coordinator triggers a checkpoint believing every task reached end of data (the
+    immediate checkpoint of FLINK-28386) only when every current attempt did: its end-of-data view
+    never outlives a restart (FLINK-32945)."""
+    found = []
+    for note in notes:
+        if note[0] != "end-of-data-trigger":
+            continue
+        running = [job.name(t) for t, ts in enumerate(before.tasks) if ts.phase == RUNNING]
+        if running:
+            found.append(Violation("end_of_data_trigger_current", "the coordinator triggered believing every task "
+                                   f"reached end of data, but the current attempt of {', '.join(running)} has not",
+                                   witness=tuple(running)))
+    return found
+
+
 # ----------------------------------------------------------------------------------------------
 # State properties
 
@@ -208,7 +225,7 @@ def no_deadlock(job: Job, state: JobState) -> list[Violation]:
     """Every state that is not the end of the job has a step."""
     if is_end(job, state) or next(iter(successors(job, state)), None) is not None:
         return []
-    waiting = [f"{job.name(t)} ({'RUNNING' if ts.phase == 0 else 'END_OF_DATA'})"
+    waiting = [f"{job.name(t)} ({PHASE_NAMES[ts.phase]})"
                for t, ts in enumerate(state.tasks) if ts.phase != FINISHED]
     pending = state.coordinator.pending
     return [Violation(NO_DEADLOCK, "no step is possible; still not finished: " + ", ".join(waiting)
@@ -246,6 +263,9 @@ STEP_PROPERTIES: tuple[StepProperty, ...] = (
                  frozenset({"completed"})),
     StepProperty(_p(restorable, "facts §3.2 VertexFinishedStateChecker (FLINK-23512)"), frozenset({"completed"})),
     StepProperty(_p(union_list_state_complete, "facts §3.2, FLINK-21080"), frozenset({"completed"})),
+    StepProperty(_p(end_of_data_trigger_current, "facts §3.1 SchedulerBase.notifyEndOfData (FLINK-28386), §5 "
+                    "FLINK-32945: \"assert the immediate-checkpoint trigger fires only when all current attempts "
+                    "reached EOD\""), frozenset({"end-of-data-trigger"})),
 )
 STATE_PROPERTIES: tuple[Property, ...] = (
     _p(exactly_once, "seed two-phase commit sink: \"requires one successful checkpoint before finish\""),

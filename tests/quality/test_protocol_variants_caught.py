@@ -10,7 +10,7 @@ from flipcheck.properties.job_properties import NO_DEADLOCK, check_step
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOL_VARIANTS, make_job
 
 
-# variant -> (graph, records, property expected to catch it)
+# variant -> (graph, records, property expected to catch it[, further Job options])
 CASES = {
     "cancel-pending-on-finish": (lambda: example_graph("pair"), 1, "final_checkpoint_before_finish"),
     "pre-flip-147": (lambda: example_graph("pair"), 1, "final_checkpoint_before_finish"),
@@ -18,6 +18,9 @@ CASES = {
     "trigger-finished-task-hangs": (lambda: example_graph("twin"), 0, NO_DEADLOCK),
     "wiki-b-trigger": (lambda: example_graph("twin"), 1, "consistent_cut"),
     "union-state-partial-finish": (lambda: example_graph("union"), 0, "union_list_state_complete"),
+    "end-of-data-view-kept-on-failover": (lambda: example_graph("pair"), 0, "end_of_data_trigger_current",
+                                          {"failures": 1}),
+    "released-channel-stays-queued": (lambda: example_graph("pair"), 0, NO_DEADLOCK),
 }
 NOT_CAUGHT_YET = {"no-end-of-data-ack": "the model's barriers never overtake EndOfData, so the final checkpoint "
                                         "already implies the EndOfData acknowledgement"}
@@ -29,8 +32,8 @@ def test_every_variant_has_a_case():
 
 @pytest.mark.parametrize("variant", sorted(CASES))
 def test_variant_caught_with_a_replaying_trace(variant):
-    make_graph, records, expected = CASES[variant]
-    job = make_job(make_graph(), variant, records=records)
+    make_graph, records, expected, *options = CASES[variant]
+    job = make_job(make_graph(), variant, records=records, **(options[0] if options else {}))
     result = explore_job(job, stop_at_first=True, liveness=False, max_states=60_000)
     found = {c.property: c for c in result.counterexamples}
     assert expected in found, result.violated()
@@ -51,8 +54,9 @@ def test_variant_caught_with_a_replaying_trace(variant):
 
 @pytest.mark.parametrize("variant", sorted(CASES))
 def test_correct_protocol_passes_the_same_configuration(variant):
-    make_graph, records, _ = CASES[variant]
-    result = explore_job(make_job(make_graph(), CORRECT_PROTOCOL, records=records), max_states=60_000)
+    make_graph, records, _, *options = CASES[variant]
+    result = explore_job(make_job(make_graph(), CORRECT_PROTOCOL, records=records, **(options[0] if options else {})),
+                         max_states=60_000)
     assert result.counterexamples == []
     if records == 0 or variant in ("cancel-pending-on-finish", "pre-flip-147"):
         assert result.complete
