@@ -221,7 +221,9 @@ def render_detection(mutant: Mutant, detection: Detection, out_path: str) -> str
     """Draw the mutant's counterexample (``None`` when this suite has no picture for it)."""
     if not detection.caught or detection.counterexample is None:
         return None
-    if mutant.suite == "plan" and not isinstance(detection.counterexample, tuple):
+    if mutant.suite == "plan":
+        if isinstance(detection.counterexample, tuple):
+            return None  # a wiring pair (FLINK-22863): the gallery says it in words
         from flipcheck.render import render_counterexample
 
         return render_counterexample(detection.counterexample, mutant.variant, out_path)
