@@ -66,6 +66,7 @@ _STEP_TEXT = {
     "rpc": lambda job, lb: f"trigger RPC {lb[2]}",
     "report-finished": lambda job, lb: f"{job.name(lb[1])} FINISHED (report)",
     "trigger": lambda job, lb: "trigger",
+    "stop-with-savepoint": lambda job, lb: "stop-with-savepoint (no drain)",
     "failover": lambda job, lb: "FAILOVER",
 }
 
@@ -85,6 +86,8 @@ _NOTE_TEXT = {
     "failover": lambda job, n: (f"restore checkpoint {n[1]}" if n[1] else "restart from scratch", "bad"),
     "end-of-data-trigger": lambda job, n: ("believes every task ended its data", "plain"),
     "polled-released": lambda job, n: ("CancelTaskException: CANCELED", "bad"),
+    "savepoint-declined": lambda job, n: (f"declines savepoint {n[2]} (end of data)", "bad"),
+    "stopped": lambda job, n: (f"savepoint {n[2]} done: stops", "plain"),
 }
 
 

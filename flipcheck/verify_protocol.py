@@ -59,17 +59,19 @@ def generate_case(chooser) -> tuple:
 
 
 class Configuration(NamedTuple):
-    """A job to explore: an example graph and the bounds of :class:`~flipcheck.model.job.Job`."""
+    """A job to explore: an example graph and the bounds and options of :class:`~flipcheck.model.job.Job`."""
 
     graph: str
     mode: str
     records: int
     checkpoints: int
     failures: int
+    stop_with_savepoint: bool = False
 
     def job(self, variant: str = CORRECT_PROTOCOL):
         return make_job(example_graph(self.graph), variant, mode=self.mode, records=self.records,
-                        checkpoints=self.checkpoints, failures=self.failures)
+                        checkpoints=self.checkpoints, failures=self.failures,
+                        stop_with_savepoint=self.stop_with_savepoint)
 
 
 class Trace(NamedTuple):
@@ -156,9 +158,11 @@ def run_protocol_suite(budget_seconds: float = 20.0, variant: str | None = None)
 
 # -- the mutant catalogue (flipcheck mutants) ------------------------------------------------------
 
-# (graph, records, failures) in the order a hunt explores them: small first, so the first trace is
-# short; the failover configuration last (its bugs, e.g. FLINK-32945, need a restart).
-HUNT_CONFIGS = (("pair", 1, 0), ("twin", 0, 0), ("twin", 1, 0), ("union", 0, 0), ("chain", 1, 0), ("pair", 0, 1))
+# (graph, records, further Job options) in the order a hunt explores them: small first, so the
+# first trace is short; configurations with a failover or a stop-with-savepoint last (only their
+# bugs need them: FLINK-32945, FLINK-24161).
+HUNT_CONFIGS = (("pair", 1, {}), ("twin", 0, {}), ("twin", 1, {}), ("union", 0, {}), ("chain", 1, {}),
+                ("pair", 0, {"failures": 1}), ("pair", 0, {"stop_with_savepoint": True}))
 
 
 def mutant_catalogue() -> list:
@@ -179,16 +183,17 @@ def hunt_mutant(mutant, budget_seconds: float):
 
     started = time.perf_counter()
     states = 0
-    for graph, records, failures in HUNT_CONFIGS:
+    for graph, records, options in HUNT_CONFIGS:
         if time.perf_counter() - started > budget_seconds:
             break
-        job = make_job(example_graph(graph), mutant.variant, records=records, failures=failures)
+        job = make_job(example_graph(graph), mutant.variant, records=records, **options)
         result = explore_job(job, stop_at_first=True, liveness=False, max_states=60_000)
         states += result.states
         if result.counterexamples:
             c = result.counterexamples[0]
             return Detection(True, c.property, "exploration", states, time.perf_counter() - started, c.length,
-                             Trace(Configuration(graph, job.mode, records, job.checkpoints, job.failures),
+                             Trace(Configuration(graph, job.mode, records, job.checkpoints, job.failures,
+                                                 job.stop_with_savepoint),
                                    tuple(c.labels), tuple(c.cycle)))
     return Detection(False, seconds=time.perf_counter() - started)
 
@@ -266,7 +271,8 @@ def render_case(case, out_path: str, variant: str = CORRECT_PROTOCOL) -> str:
     title = f"{variant}: " + (found[0].property + " violated" if found else "trace")
     c = trace.config
     return render_trace(job, steps, out_path, title,
-                        f"{c.graph} graph, {c.mode}, records {c.records}, checkpoints {c.checkpoints}, failures {c.failures}")
+                        f"{c.graph} graph, {c.mode}, records {c.records}, checkpoints {c.checkpoints}, failures {c.failures}"
+                        + (", stop-with-savepoint without drain" if c.stop_with_savepoint else ""))
 
 
 def describe_case(case) -> dict:
@@ -293,4 +299,4 @@ def case_size(case) -> int:
 
 def case_shape(case) -> str:
     c = _configuration(case)
-    return f"{c.graph} {c.mode} r{c.records} c{c.checkpoints} f{c.failures}"
+    return f"{c.graph} {c.mode} r{c.records} c{c.checkpoints} f{c.failures}" + (" stop" if c.stop_with_savepoint else "")

@@ -20,6 +20,8 @@ re-creates. The explorer must catch every one (``tests/quality/test_protocol_var
   (FLINK-32945).
 * ``released-channel-stays-queued`` — a channel released by EndOfPartition stays in the input
   gate's queue of available channels (FLINK-22368).
+* ``stop-without-drain-after-end-of-data`` — a task that reached end of data performs a
+  stop-with-savepoint without drain (FLINK-24161).
 
 Example
 -------
@@ -151,10 +153,22 @@ class ReleasedChannelStaysQueued(Protocol):
     dequeue_released_channels = False
 
 
+class StopWithoutDrainAfterEndOfData(Protocol):
+    """A task that already reached end of data performs the synchronous savepoint of a
+    stop-with-savepoint without drain instead of declining it; the savepoint's completion stops
+    the task rather than completing its final checkpoint, and no checkpoint is triggered after a
+    successful stop, so the task waits for its final checkpoint forever (deadlock)."""
+
+    name = "stop-without-drain-after-end-of-data"
+    source = "facts §3.1 (stop-with-savepoint), §5; StreamTask.performCheckpoint / endData"
+    flink_issue = "FLINK-24161"
+    decline_stop_without_drain_after_end_of_data = False
+
+
 PROTOCOL_VARIANTS: dict[str, type[Protocol]] = {
     cls.name: cls for cls in (TriggerSourcesOnly, CancelPendingOnFinish, PreFlip147, NoEndOfDataAck, WikiBTrigger,
                               TriggerFinishedTaskHangs, UnionStatePartialFinish, EndOfDataViewKeptOnFailover,
-                              ReleasedChannelStaysQueued)
+                              ReleasedChannelStaysQueued, StopWithoutDrainAfterEndOfData)
 }
 PROTOCOLS: dict[str, type[Protocol]] = {CORRECT_PROTOCOL: Protocol, **PROTOCOL_VARIANTS}
 

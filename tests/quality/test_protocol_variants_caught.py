@@ -21,6 +21,8 @@ CASES = {
     "end-of-data-view-kept-on-failover": (lambda: example_graph("pair"), 0, "end_of_data_trigger_current",
                                           {"failures": 1}),
     "released-channel-stays-queued": (lambda: example_graph("pair"), 0, NO_DEADLOCK),
+    "stop-without-drain-after-end-of-data": (lambda: example_graph("pair"), 0, NO_DEADLOCK,
+                                             {"stop_with_savepoint": True}),
 }
 NOT_CAUGHT_YET = {"no-end-of-data-ack": "the model's barriers never overtake EndOfData, so the final checkpoint "
                                         "already implies the EndOfData acknowledgement"}
