@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from flipcheck.model.job import END_OF_DATA, FINISHED, Job, actor_of, initial_state
+from flipcheck.model.job import CANCELED, END_OF_DATA, FINISHED, Job, actor_of, initial_state
 from flipcheck.sequence_chart import LaneChart
 
 __all__ = ["chart_source", "render_trace"]
@@ -59,12 +59,14 @@ _STEP_TEXT = {
     "emit": lambda job, lb: f"emit r{lb[2]}",
     "end-of-data": lambda job, lb: "end of data",
     "receive": lambda job, lb: f"poll {_MESSAGE[lb[3][0]](lb[3])} from {_upstream(job, lb)}",
+    "poll-released": lambda job, lb: f"poll released input from {_upstream(job, lb)}",
     "finish": lambda job, lb: "FINISHED",
     "ack": lambda job, lb: f"ack {lb[2]} from {job.name(lb[1])}",
     "notify": lambda job, lb: f"notified: {lb[2]} complete",
     "rpc": lambda job, lb: f"trigger RPC {lb[2]}",
     "report-finished": lambda job, lb: f"{job.name(lb[1])} FINISHED (report)",
     "trigger": lambda job, lb: "trigger",
+    "stop-with-savepoint": lambda job, lb: "stop-with-savepoint (no drain)",
     "failover": lambda job, lb: "FAILOVER",
 }
 
@@ -82,6 +84,10 @@ _NOTE_TEXT = {
     "plan-declined": lambda job, n: (f"plan declined: {n[1]}", "bad"),
     "finalize-failed": lambda job, n: (f"finalize {n[1]} fails", "bad"),
     "failover": lambda job, n: (f"restore checkpoint {n[1]}" if n[1] else "restart from scratch", "bad"),
+    "end-of-data-trigger": lambda job, n: ("believes every task ended its data", "plain"),
+    "polled-released": lambda job, n: ("CancelTaskException: CANCELED", "bad"),
+    "savepoint-declined": lambda job, n: (f"declines savepoint {n[2]} (end of data)", "bad"),
+    "stopped": lambda job, n: (f"savepoint {n[2]} done: stops", "plain"),
 }
 
 
@@ -149,6 +155,8 @@ class _Mailboxes:
 def _lane_look(phase: int) -> str:
     if phase == FINISHED:
         return "color=grey70 style=dotted"
+    if phase == CANCELED:
+        return 'color="#c62828" style=dotted'
     if phase == END_OF_DATA:
         return 'color="#e08a00"'
     return "color=grey60"
@@ -162,7 +170,7 @@ def chart_source(job: Job, steps, title: str, subtitle: str = "") -> str:
     lanes = ["coordinator"] + [f"t{t}" for t in range(len(job.tasks))]
     lane_of = dict(zip(actors, lanes))
     chart = LaneChart("protocol", lanes, title, subtitle or
-                      "orange lane: end of data reached   dotted lane: finished   ⟲ step of the lasso's cycle")
+                      "orange lane: end of data reached   dotted lane: finished (red: cancelled)   ⟲ step of the lasso's cycle")
     chart.row(dict(zip(lanes, actors)), header=True)
     mailboxes = _Mailboxes()
     before = initial_state(job)

@@ -59,17 +59,19 @@ def generate_case(chooser) -> tuple:
 
 
 class Configuration(NamedTuple):
-    """A job to explore: an example graph and the bounds of :class:`~flipcheck.model.job.Job`."""
+    """A job to explore: an example graph and the bounds and options of :class:`~flipcheck.model.job.Job`."""
 
     graph: str
     mode: str
     records: int
     checkpoints: int
     failures: int
+    stop_with_savepoint: bool = False
 
     def job(self, variant: str = CORRECT_PROTOCOL):
         return make_job(example_graph(self.graph), variant, mode=self.mode, records=self.records,
-                        checkpoints=self.checkpoints, failures=self.failures)
+                        checkpoints=self.checkpoints, failures=self.failures,
+                        stop_with_savepoint=self.stop_with_savepoint)
 
 
 class Trace(NamedTuple):
@@ -156,11 +158,13 @@ def run_protocol_suite(budget_seconds: float = 20.0, variant: str | None = None)
 
 # -- the mutant catalogue (flipcheck mutants) ------------------------------------------------------
 
-# (graph, records, mode, state bound) in the order a hunt explores them: small first, so the
-# first trace is short. The last one is for a variant only unaligned barriers show
+# (graph, records, further Job options, state bound) in the order a hunt explores them: small
+# first, so the first trace is short; configurations with a failover or a stop-with-savepoint next
+# (only their bugs need them: FLINK-32945, FLINK-24161); last the one only unaligned barriers show
 # (no-end-of-data-ack: its shortest trace is 23 steps deep, about 300,000 states breadth-first).
-HUNT_CONFIGS = (("pair", 1, "aligned", 60_000), ("twin", 0, "aligned", 60_000), ("twin", 1, "aligned", 60_000),
-                ("union", 0, "aligned", 60_000), ("chain", 1, "aligned", 60_000), ("union", 1, "unaligned", 400_000))
+HUNT_CONFIGS = (("pair", 1, {}, 60_000), ("twin", 0, {}, 60_000), ("twin", 1, {}, 60_000), ("union", 0, {}, 60_000),
+                ("chain", 1, {}, 60_000), ("pair", 0, {"failures": 1}, 60_000),
+                ("pair", 0, {"stop_with_savepoint": True}, 60_000), ("union", 1, {"mode": "unaligned"}, 400_000))
 
 
 def mutant_catalogue() -> list:
@@ -180,16 +184,17 @@ def hunt_mutant(mutant, budget_seconds: float):
 
     started = time.perf_counter()
     states = 0
-    for graph, records, mode, max_states in HUNT_CONFIGS:
+    for graph, records, options, max_states in HUNT_CONFIGS:
         if time.perf_counter() - started > budget_seconds:
             break
-        job = make_job(example_graph(graph), mutant.variant, mode=mode, records=records)
+        job = make_job(example_graph(graph), mutant.variant, records=records, **options)
         result = explore_job(job, stop_at_first=True, liveness=False, max_states=max_states)
         states += result.states
         if result.counterexamples:
             c = result.counterexamples[0]
             return Detection(True, c.property, "exploration", states, time.perf_counter() - started, c.length,
-                             Trace(Configuration(graph, job.mode, records, job.checkpoints, job.failures),
+                             Trace(Configuration(graph, job.mode, records, job.checkpoints, job.failures,
+                                                 job.stop_with_savepoint),
                                    tuple(c.labels), tuple(c.cycle)))
     return Detection(False, seconds=time.perf_counter() - started)
 
@@ -209,16 +214,20 @@ EXHAUSTIVE_CONFIGS = tuple(
     + [Configuration("diamond", m, 1, 1, f) for m, f in product(("aligned", "at-least-once"), (0, 1))]
     + [Configuration("twin", m, 1, 1, 0) for m in ("aligned", "at-least-once")]
     + [Configuration("union", m, 1, 1, 0) for m in ("aligned", "at-least-once")]
-    + [Configuration("join", "aligned", 1, 1, 0)])
+    + [Configuration("join", "aligned", 1, 1, 0)]
+    # stop-with-savepoint without drain (aligned, no failures: Job's bounds for it)
+    + [Configuration("pair", "aligned", r, 1, 0, True) for r in (0, 1, 2)]
+    + [Configuration("chain", "aligned", r, 1, 0, True) for r in (0, 1)]
+    + [Configuration(g, "aligned", 0, 1, 0, True) for g in ("union", "twin")])
 EXHAUSTIVE_BOUNDS = {"graphs": sorted({c.graph for c in EXHAUSTIVE_CONFIGS}), "modes": list(MODES),
                      "max_records": 2, "max_checkpoints": 3, "max_failures": 1}
 _MAX_STATES = 400_000
 EXHAUSTIVE_STATEMENT = (
     "in every reachable state ({states:,} distinct states) of the {units} example jobs (pair: records <= 2, "
     "checkpoints <= 3, failures <= 1; chain: records <= 1, checkpoints <= 2, failures <= 1; every mode each; "
-    "diamond (failures <= 1), twin and union aligned and at-least-once; join aligned), the {algorithm} protocol keeps "
-    "every end-to-end property: consistent cuts, "
-    "exactly-once, no deadlock, the end stays reachable, final checkpoints before finishing")
+    "diamond (failures <= 1), twin and union aligned and at-least-once; join aligned; pair, chain, union and twin "
+    "stopped with a savepoint without drain), the {algorithm} protocol keeps every end-to-end property: consistent "
+    "cuts, exactly-once, no deadlock, the end stays reachable, final checkpoints before finishing")
 
 
 def exhaustive_cases() -> list[Configuration]:
@@ -268,7 +277,8 @@ def render_case(case, out_path: str, variant: str = CORRECT_PROTOCOL) -> str:
     title = f"{variant}: " + (found[0].property + " violated" if found else "trace")
     c = trace.config
     return render_trace(job, steps, out_path, title,
-                        f"{c.graph} graph, {c.mode}, records {c.records}, checkpoints {c.checkpoints}, failures {c.failures}")
+                        f"{c.graph} graph, {c.mode}, records {c.records}, checkpoints {c.checkpoints}, failures {c.failures}"
+                        + (", stop-with-savepoint without drain" if c.stop_with_savepoint else ""))
 
 
 def describe_case(case) -> dict:
@@ -295,4 +305,4 @@ def case_size(case) -> int:
 
 def case_shape(case) -> str:
     c = _configuration(case)
-    return f"{c.graph} {c.mode} r{c.records} c{c.checkpoints} f{c.failures}"
+    return f"{c.graph} {c.mode} r{c.records} c{c.checkpoints} f{c.failures}" + (" stop" if c.stop_with_savepoint else "")

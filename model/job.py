@@ -17,7 +17,11 @@ Sources and tasks
   operators forward every record; a two-phase-commit sink adds it to its open transaction.
 * J3 a task polls the head of any input channel that is not blocked by its barrier handler
   (facts §2.2: a blocked channel delivers nothing) and feeds barriers, cancellation markers,
-  EndOfPartition and records to the barrier handler (facts §2, event routing).
+  EndOfPartition and records to the barrier handler (facts §2, event routing). The input gate's
+  queue of available channels holds exactly the channels with a message: one released by its
+  EndOfPartition is dequeued and never enqueued again (FLINK-22368: polling a released channel
+  throws ``CancelTaskException``; the task is cancelled without sending EndOfPartition, phase
+  CANCELED, and takes no further step).
 * J4 EndOfData is acknowledged to the upstream the moment it is polled (facts §2:
   ``acknowledgeAllRecordsProcessed``); when every input delivered it, the task ends its data
   like a source (J1).
@@ -46,17 +50,31 @@ Sources and tasks
   FLIP-147 off the task finishes at once and cancels (declines) its pending checkpoints.
 * J8 a completion notification commits a sink's pre-committed transactions up to that id
   (facts §3.1 ``notifyCheckpointComplete``; two-phase commit).
+* J9 (``stop_with_savepoint`` jobs) a task performing the synchronous savepoint of a
+  stop-with-savepoint without drain declines it if it already reached end of data (facts §3.1,
+  FLINK-24161's fix); otherwise it takes the snapshot and then processes no input (sources emit
+  nothing) until notified of the savepoint's completion (``runSynchronousSavepointMailboxLoop``).
+  That notification commits like J8 but does not complete the final checkpoint: it stops the
+  task (``finishTask``), which then finishes without end of data — sources at once, tasks with
+  inputs once every input delivered EndOfPartition — after its pending checkpoints. The
+  savepoint's abort notification ends the synchronous savepoint (modelled as reaching every task
+  at once). Not modelled: fix part two, failing a task that reaches end of data during the
+  synchronous savepoint (only a legacy source thread can; here no task processes data then).
 
 Coordinator
-* C1 reports (FINISHED, end of data) travel separately and arrive late and out of order (seed:
-  "the order of the reports of FINISHED status arrived at JobMaster is not guaranteed").
+* C1 FINISHED reports travel separately and arrive late and out of order (seed:
+  "the order of the reports of FINISHED status arrived at JobMaster is not guaranteed"). The
+  end-of-data report (facts §3.1 ``notifyEndOfData``, an RPC) is modelled as arriving at once: it
+  sets the task's bit in the coordinator's end-of-data view (``VertexEndOfDataListener``) and only
+  enables triggers, which the coordinator may postpone anyway; its delay would multiply the
+  states (measured: x2.2 on pair, 1 record; x11 on union) without a promise that depends on it.
 * C2 one checkpoint at a time (Flink's default ``max-concurrent-checkpoints`` 1); the plan comes
   from the coordinator's *view* (FINISHED reports received so far) via the plan spec; a declined
   plan starts nothing (facts §1.3: pre-flight failures take no id).
 * C3 while some source still has data at most ``checkpoints`` checkpoints start (the model's
   bound on the periodic timer); afterwards the coordinator triggers again whenever it learned
-  something since its last trigger (a report arrived; facts §3.1: at once when every task reached
-  end of data, FLINK-28386), so the bound never starves the finishing protocol.
+  something since its last trigger (a report arrived), so the bound never starves the finishing
+  protocol.
 * C4 trigger RPCs travel asynchronously; one reaching a FINISHED task is declined
   (``CHECKPOINT_DECLINED_TASK_NOT_READY``; seed: "the tasks might finish between the computation
   and the tasks get triggered"; facts §3.2, FLINK-23741).
@@ -64,6 +82,17 @@ Coordinator
   ``CHECKPOINT_DECLINED_TASK_CLOSING`` when a vertex with union list state is partly finished, or
   only some of its subtasks called ``finish()`` (facts §3.2, FLINK-21080); otherwise the
   coordinator notifies the tasks to commit to, asynchronously. A decline aborts the checkpoint.
+* C6 when its end-of-data view holds every task, the coordinator triggers a checkpoint at once,
+  whatever the periodic bound (facts §3.1: when all tasks reached end of data → immediately
+  ``triggerCheckpoint``, FLINK-28386). With no data left C3 already enables that trigger (the
+  report completing the view is an end of data whose final checkpoint is missing); C6 adds it
+  past the bound. A failover clears the view (F1; FLINK-32945's fix: ``restoreVertices`` clears
+  the bits of the restarted tasks).
+* C7 (``stop_with_savepoint`` jobs) once, with no checkpoint pending, the coordinator may start a
+  stop-with-savepoint without drain (facts §3.1): it stops its periodic triggers and starts a
+  synchronous savepoint like a checkpoint (C2). Its options travel with its RPCs and barriers;
+  the model reads them from the coordinator's ``stop_id``, which never changes once set. Aborted,
+  triggering resumes (the job keeps running); completed, nothing is triggered any more.
 
 Failover (seed "Failover and Recovery"; facts §3.2)
 * F1 a task failure restarts every task from the latest completed checkpoint: channels empty
@@ -75,7 +104,8 @@ Failover (seed "Failover and Recovery"; facts §3.2)
   data. Sources rewind to their offset; sinks commit the restored
   pre-committed transactions again (idempotent recover-and-commit); vertices fully finished in
   the checkpoint, and finished subtasks of partly finished vertices, restart with no data left
-  (they end their data at once); the coordinator forgets its view and aborts the pending checkpoint.
+  (they end their data at once); the coordinator forgets its views (FINISHED and end of data, C6),
+  drops the reports on their way and aborts the pending checkpoint.
 
 The job ends when every task is FINISHED.
 
@@ -110,7 +140,7 @@ from .execution_graph import input_connections
 from .plan import CheckpointPlan, checkpoint_plan
 
 __all__ = [
-    "RUNNING", "END_OF_DATA", "FINISHED", "PHASE_NAMES", "MODES",
+    "RUNNING", "END_OF_DATA", "FINISHED", "CANCELED", "STOPPED", "NO_STOP_ID", "PHASE_NAMES", "MODES",
     "TASK_NOT_READY", "TASK_CLOSING", "FAILOVER",
     "Protocol", "TaskInfo", "ChannelInfo", "Job",
     "Snapshot", "TaskState", "Pending", "RestorePoint", "Coordinator", "JobState",
@@ -120,8 +150,13 @@ __all__ = [
 
 # Task phases. RUNNING: data still flowing; END_OF_DATA: endData done (operators finished),
 # waiting to be allowed to finish (J7); FINISHED: EndOfPartition sent.
-RUNNING, END_OF_DATA, FINISHED = 0, 1, 2
-PHASE_NAMES = ("RUNNING", "END_OF_DATA", "FINISHED")
+# CANCELED: a task that polled a released input channel (J3, FLINK-22368): gone without sending
+# EndOfPartition; only a protocol variant gets there.
+RUNNING, END_OF_DATA, FINISHED, CANCELED = 0, 1, 2, 3
+# TaskState.sync_savepoint of a task stopped by its completed no-drain savepoint (J9);
+# Coordinator.stop_id of a stop-with-savepoint whose plan was declined (no id taken, C2).
+STOPPED, NO_STOP_ID = -1, -1
+PHASE_NAMES = ("RUNNING", "END_OF_DATA", "FINISHED", "CANCELED")
 MODES = bar.MODES
 
 # Abort / decline reasons added at job level (facts §2.4, §3.2).
@@ -152,6 +187,12 @@ class Protocol:
     decline_trigger_of_finished_task = True
     #: C5: the FLINK-21080 union-list-state checks when finalizing.
     union_list_state_checks = True
+    #: C6/F1: a failover clears the coordinator's end-of-data view (FLINK-32945).
+    reset_end_of_data_view_on_failover = True
+    #: J3: a channel released by EndOfPartition leaves the gate's queue of available channels (FLINK-22368).
+    dequeue_released_channels = True
+    #: J9: a task that reached end of data declines a stop-with-savepoint without drain (FLINK-24161).
+    decline_stop_without_drain_after_end_of_data = True
 
     def plan(self, graph: JobGraph):
         """The plan the coordinator computes from its view (C2)."""
@@ -213,6 +254,7 @@ class TaskState(NamedTuple):
     outbox: tuple          # ((id, Snapshot), ...) acknowledgements not yet at the coordinator
     txn: tuple             # two-phase-commit sink: records of the open transaction
     precommitted: tuple    # two-phase-commit sink: ((id, records), ...) not yet committed
+    sync_savepoint: int = 0  # J9: id of the no-drain savepoint performed, waiting for it; STOPPED after it
 
 
 class Pending(NamedTuple):
@@ -243,6 +285,8 @@ class Coordinator(NamedTuple):
     restore: Any               # RestorePoint or None
     last_aborted: int          # newest aborted checkpoint id (0: none)
     failovers: int
+    known_end_of_data: int     # the end-of-data view: tasks whose end-of-data report arrived (C1, C6)
+    stop_id: int = 0           # C7: id of the stop-with-savepoint; 0 none yet, NO_STOP_ID its plan was declined
 
 
 class JobState(NamedTuple):
@@ -260,18 +304,24 @@ class Job:
 
     ``records`` is the default number of records per source subtask (a source vertex's
     ``"records"`` flag overrides it); ``checkpoints`` bounds checkpoints started while data
-    remains (C3); ``failures`` bounds failovers.
+    remains (C3); ``failures`` bounds failovers; ``stop_with_savepoint`` lets the coordinator stop
+    the job once with a savepoint without drain (C7, J9).
     """
 
     def __init__(self, graph: JobGraph, mode: str = bar.ALIGNED, records: int = 1, checkpoints: int = 1,
-                 failures: int = 0, protocol: Protocol | None = None):
+                 failures: int = 0, protocol: Protocol | None = None, stop_with_savepoint: bool = False):
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r} (expected one of {', '.join(MODES)})")
         for name, value in (("records", records), ("checkpoints", checkpoints), ("failures", failures)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        if stop_with_savepoint and (mode != bar.ALIGNED or failures):
+            # Savepoints are aligned (FLINK-17467); a restart during stop-with-savepoint, and which
+            # checkpoint it restores (FLIP-193), is not modelled.
+            raise ValueError("stop_with_savepoint is modelled in aligned mode without failures")
         self.graph = graph
         self.mode = mode
+        self.stop_with_savepoint = stop_with_savepoint
         self.checkpoints = checkpoints
         self.failures = failures
         self.protocol = protocol or Protocol()
@@ -400,7 +450,7 @@ FINISHED_TASK = TaskState(FINISHED, 0, None, 0, 0, 0, 0, None, (), (), ())
 
 def initial_state(job: Job) -> JobState:
     n = len(job.tasks)
-    coordinator = Coordinator(0, 0, 0, 0, True, None, 0, None, 0, 0)
+    coordinator = Coordinator(0, 0, 0, 0, True, None, 0, None, 0, 0, 0)
     return JobState(tuple(_fresh_task(job, t) for t in range(n)), ((),) * len(job.channels), (0,) * len(job.channels),
                     ((),) * n, (0,) * n, coordinator, ((),) * n)
 
@@ -453,7 +503,8 @@ class _Next:
         """J1/J4: endData — EndOfData on every output, end of data reported to the coordinator."""
         self.tasks[t] = self.tasks[t]._replace(phase=END_OF_DATA)
         self.broadcast(t, END_OF_DATA_MSG)
-        self.coord = self.coord._replace(learned=True)  # C1: end of data is reported to the coordinator
+        c = self.coord  # C1/C6: the end-of-data report arrives at once (see C1)
+        self.coord = c._replace(known_end_of_data=c.known_end_of_data | 1 << t, learned=True)
         self.notes.append(("end-of-data", t))
 
     def perform_checkpoint(self, t: int, k: int) -> None:
@@ -490,6 +541,21 @@ class _Next:
             overtaken.append(tuple(m[1] for m in queue[head:] if m[0] == DATA))
         return tuple(overtaken)
 
+    def start_checkpoint(self, t: int, k: int) -> bool:
+        """J5 or, for the stop-with-savepoint's synchronous savepoint, J9; False: declined."""
+        if k != self.coord.stop_id:
+            self.perform_checkpoint(t, k)
+            return True
+        if self.tasks[t].phase == END_OF_DATA and self.job.protocol.decline_stop_without_drain_after_end_of_data:
+            self.notes.append(("savepoint-declined", t, k))
+            self.abort_on_task(t, k, TASK_NOT_READY)
+            return False
+        self.perform_checkpoint(t, k)
+        pending = self.coord.pending
+        if pending is not None and pending.id == k:  # else its abort notification ends it at once
+            self.tasks[t] = self.tasks[t]._replace(sync_savepoint=k)
+        return True
+
     def capture(self, t: int, k: int, local: int, record: int) -> None:
         ts = self.tasks[t]
         if ts.snapshot is not None and ts.snapshot[0] == k:
@@ -519,7 +585,7 @@ class _Next:
         for out in outputs:
             kind = out[0]
             if kind == bar.TRIGGERED:
-                self.perform_checkpoint(t, out[1])
+                self.start_checkpoint(t, out[1])
             elif kind == bar.COMPLETED:
                 self.snapshot_complete(t, out[1])
             elif kind == bar.IN_FLIGHT:
@@ -547,6 +613,16 @@ class _Next:
 
     # -- coordinator side ---------------------------------------------------------------------
 
+    def start_pending(self, plan: tuple) -> int:
+        """C2: start checkpoint ``last_id + 1`` of ``plan`` (bit masks) and send its trigger RPCs."""
+        trigger, wait, commit, finished = plan
+        k = self.coord.last_id + 1
+        self.coord = self.coord._replace(last_id=k, pending=Pending(k, wait, 0, commit, finished,
+                                                                    (None,) * len(self.job.tasks)))
+        self.rpcs = tuple(ids + (k,) if trigger >> t & 1 else ids for t, ids in enumerate(self.rpcs))
+        self.notes.append(("triggered", k, trigger))
+        return k
+
     def decline(self, t: int, k: int, reason: str) -> None:
         pending = self.coord.pending
         if pending is not None and pending.id == k:
@@ -556,6 +632,13 @@ class _Next:
         k = self.coord.pending.id
         self.coord = self.coord._replace(pending=None, last_aborted=max(k, self.coord.last_aborted))
         self.notes.append(("aborted", k, reason, t))
+        if k == self.coord.stop_id:
+            # C7/J9: the stop failed; the periodic scheduler restarts and the abort notification
+            # ends every task's synchronous savepoint (modelled as reaching the tasks at once).
+            self.coord = self.coord._replace(learned=True)
+            for u, ts in enumerate(self.tasks):
+                if ts.sync_savepoint == k:
+                    self.tasks[u] = ts._replace(sync_savepoint=0)
 
     def acknowledge(self, t: int, k: int, snapshot: Snapshot) -> None:
         pending = self.coord.pending
@@ -613,9 +696,11 @@ def _some_source_has_data(job: Job, s: JobState) -> bool:
 
 
 def _may_finish(job: Job, s: JobState, t: int) -> bool:
-    """J7."""
+    """J7 (J9: a stopped task)."""
     ts = s.tasks[t]
-    if ts.phase != END_OF_DATA or (ts.handler is not None and ts.handler.open):
+    if ts.sync_savepoint == STOPPED and ts.phase == RUNNING:
+        return not (ts.handler is not None and ts.handler.open) and not ts.outbox and ts.snapshot is None
+    if ts.phase != END_OF_DATA or ts.sync_savepoint > 0 or (ts.handler is not None and ts.handler.open):
         return False
     if not job.after_finished:
         return True
@@ -644,6 +729,15 @@ def _finish(job: Job, s: JobState, t: int) -> _Next:
     notifications[t] = 0  # notifications to a finished task are dropped
     n.notifications = tuple(notifications)
     n.notes.append(("finished", t))
+    return n
+
+
+def _poll_released(job: Job, s: JobState, t: int, local: int) -> _Next:
+    """J3, FLINK-22368 (variant only): the gate polls input ``local`` although its EndOfPartition
+    released it; the channel throws ``CancelTaskException`` and the task is cancelled."""
+    n = _Next(job, s)
+    n.tasks[t] = n.tasks[t]._replace(phase=CANCELED)
+    n.notes.append(("polled-released", t, local))
     return n
 
 
@@ -686,15 +780,17 @@ def _deliver_rpc(job: Job, s: JobState, t: int) -> _Next:
     rpcs = list(n.rpcs)
     rpcs[t] = rpcs[t][1:]
     n.rpcs = tuple(rpcs)
-    if s.tasks[t].phase == FINISHED:
+    if s.tasks[t].phase == CANCELED:
+        n.decline(t, k, TASK_NOT_READY)  # "checkpoint request for unknown task" (facts §3.2)
+    elif s.tasks[t].phase == FINISHED:
         if job.protocol.decline_trigger_of_finished_task:
             n.notes.append(("trigger-declined", t, k))
             n.decline(t, k, TASK_NOT_READY)
         else:
             n.notes.append(("trigger-lost", t, k))
     elif job.tasks[t].is_source:
-        n.perform_checkpoint(t, k)
-        n.snapshot_complete(t, k)
+        if n.start_checkpoint(t, k):
+            n.snapshot_complete(t, k)
     else:
         n.handler_event(t, (bar.RPC, k))
     return n
@@ -719,7 +815,11 @@ def _deliver_notification(job: Job, s: JobState, t: int) -> _Next:
     ts = n.tasks[t]
     if k > ts.notified:
         due = tuple(txn for txn in ts.precommitted if txn[0] <= k)
-        n.tasks[t] = ts._replace(notified=k, precommitted=ts.precommitted[len(due):])
+        if k == ts.sync_savepoint:  # J9: stops the task instead of completing its final checkpoint
+            n.tasks[t] = ts._replace(sync_savepoint=STOPPED, precommitted=ts.precommitted[len(due):])
+            n.notes.append(("stopped", t, k))
+        else:
+            n.tasks[t] = ts._replace(notified=k, precommitted=ts.precommitted[len(due):])
         if due:
             n.commit(t, due)
     return n
@@ -741,29 +841,42 @@ def _final_checkpoint_missing(job: Job, s: JobState) -> bool:
 
 
 def _trigger(job: Job, s: JobState) -> _Next | None:
-    """C2/C3."""
+    """C2/C3/C6."""
     c = s.coordinator
-    if c.pending is not None:
+    if c.pending is not None or (c.stop_id > 0 and c.completed == c.stop_id):  # C7: stopped, nothing more
         return None
     with_data = _some_source_has_data(job, s)
-    if with_data and c.started_with_data >= job.checkpoints:
+    every_task_ended = c.learned and c.known_end_of_data == job.all_tasks  # C6: past the periodic bound
+    if with_data and c.started_with_data >= job.checkpoints and not every_task_ended:
         return None
     if not with_data and not (c.learned and _final_checkpoint_missing(job, s)):
-        return None
+        return None  # C6 included: the report completing the view is an end of data without final checkpoint
     plan = job.plan(c.known_finished)
     n = _Next(job, s)
+    if every_task_ended:
+        n.notes.append(("end-of-data-trigger", c.known_end_of_data))  # the coordinator believes every task ended
     if isinstance(plan, str):
         if not c.learned:
             return None  # nothing would change
         n.coord = c._replace(learned=False)
         n.notes.append(("plan-declined", plan))
         return n
-    trigger, wait, commit, finished = plan
-    k = c.last_id + 1
-    n.coord = c._replace(last_id=k, started_with_data=c.started_with_data + with_data, learned=False,
-                         pending=Pending(k, wait, 0, commit, finished, (None,) * len(job.tasks)))
-    n.rpcs = tuple(ids + (k,) if trigger >> t & 1 else ids for t, ids in enumerate(s.rpcs))
-    n.notes.append(("triggered", k, trigger))
+    n.coord = c._replace(started_with_data=c.started_with_data + with_data, learned=False)
+    n.start_pending(plan)
+    return n
+
+
+def _stop_with_savepoint(job: Job, s: JobState) -> _Next:
+    """C7: stop-with-savepoint without drain: a synchronous savepoint planned like a checkpoint (C2)."""
+    c = s.coordinator
+    plan = job.plan(c.known_finished)
+    n = _Next(job, s)
+    if isinstance(plan, str):
+        n.coord = c._replace(stop_id=NO_STOP_ID)
+        n.notes.append(("plan-declined", plan))
+        return n
+    k = n.start_pending(plan)
+    n.coord = n.coord._replace(stop_id=k)
     return n
 
 
@@ -799,8 +912,10 @@ def _failover(job: Job, s: JobState) -> _Next:
     n.rpcs = ((),) * len(job.tasks)
     n.notifications = (0,) * len(job.tasks)
     failovers = c.failovers + 1
+    known_end_of_data = 0 if job.protocol.reset_end_of_data_view_on_failover else c.known_end_of_data
     n.coord = n.coord._replace(known_finished=0, finished_reports=0, learned=True,
-                               failovers=failovers, restore=restore if failovers < job.failures else None)
+                               failovers=failovers, restore=restore if failovers < job.failures else None,
+                               known_end_of_data=known_end_of_data)
     n.notes.append(("failover", restore.id if restore is not None else 0))
     return n
 
@@ -812,9 +927,9 @@ def successors(job: Job, s: JobState) -> Iterator[tuple[tuple, JobState, tuple]]
         return
     for t, info in enumerate(job.tasks):
         ts = s.tasks[t]
-        if ts.phase != FINISHED:
+        if ts.phase < FINISHED:
             if info.is_source:
-                if ts.phase == RUNNING:
+                if ts.phase == RUNNING and not ts.sync_savepoint:  # J9: no data in (or after) the savepoint
                     if ts.emitted < len(info.records):  # J1
                         n = _Next(job, s)
                         record = info.records[ts.emitted]
@@ -826,11 +941,17 @@ def successors(job: Job, s: JobState) -> Iterator[tuple[tuple, JobState, tuple]]
                         n.end_data(t)
                         yield ("end-of-data", t), n.freeze(), tuple(n.notes)
             else:
-                blocked = getattr(ts.handler, "blocked", 0)
+                blocked = getattr(ts.handler, "blocked", 0) | (-1 if ts.sync_savepoint > 0 else 0)  # J9
                 for local, c in enumerate(info.inputs):
                     if s.queues[c] and not blocked >> local & 1:  # J3
                         n = _receive(job, s, t, local)
                         yield ("receive", t, local, s.queues[c][0]), n.freeze(), tuple(n.notes)
+                if not job.protocol.dequeue_released_channels:
+                    released = ~ts.handler.open & ((1 << len(info.inputs)) - 1)
+                    for local in range(len(info.inputs)):
+                        if released >> local & 1:
+                            n = _poll_released(job, s, t, local)
+                            yield ("poll-released", t, local), n.freeze(), tuple(n.notes)
             if _may_finish(job, s, t):
                 n = _finish(job, s, t)
                 yield ("finish", t), n.freeze(), tuple(n.notes)
@@ -850,6 +971,9 @@ def successors(job: Job, s: JobState) -> Iterator[tuple[tuple, JobState, tuple]]
     n = _trigger(job, s)
     if n is not None:
         yield ("trigger", c.last_id + 1), n.freeze(), tuple(n.notes)
+    if job.stop_with_savepoint and not c.stop_id and c.pending is None:
+        n = _stop_with_savepoint(job, s)
+        yield ("stop-with-savepoint", c.last_id + 1), n.freeze(), tuple(n.notes)
     if c.failovers < job.failures:
         n = _failover(job, s)
         yield ("failover",), n.freeze(), tuple(n.notes)
@@ -898,6 +1022,7 @@ def checkpoint_ids(state: JobState) -> set[int]:
         _handler_ids(ts.handler, add)
         add(ts.final_min)
         add(ts.notified)
+        add(ts.sync_savepoint)
         if ts.snapshot is not None:
             add(ts.snapshot[0])
             _snapshot_ids(ts.snapshot[1], add)
@@ -917,6 +1042,7 @@ def checkpoint_ids(state: JobState) -> set[int]:
     add(c.last_id)
     add(c.completed)
     add(c.last_aborted)
+    add(c.stop_id)
     if c.pending is not None:
         add(c.pending.id)
         for snap in c.pending.snapshots:
@@ -931,7 +1057,7 @@ def checkpoint_ids(state: JobState) -> set[int]:
         for k, _ in txns:
             add(k)
     ids.discard(0)
-    ids.discard(-1)
+    ids.discard(-1)  # also STOPPED and NO_STOP_ID
     return ids
 
 
@@ -953,6 +1079,7 @@ def rename_ids(state: JobState, mapping: dict) -> JobState:
 
     tasks = tuple(ts._replace(
         handler=handler_(ts.handler), final_min=m(ts.final_min), notified=m(ts.notified),
+        sync_savepoint=m(ts.sync_savepoint),
         snapshot=None if ts.snapshot is None else (m(ts.snapshot[0]), snap_(ts.snapshot[1])),
         outbox=tuple((m(k), snap_(sn)) for k, sn in ts.outbox),
         precommitted=tuple((m(k), r) for k, r in ts.precommitted)) for ts in state.tasks)
@@ -968,7 +1095,7 @@ def rename_ids(state: JobState, mapping: dict) -> JobState:
         restore = restore._replace(id=m(restore.id), snapshots=tuple(None if sn is None else snap_(sn)
                                                                      for sn in restore.snapshots))
     coordinator = c._replace(last_id=m(c.last_id), completed=m(c.completed), last_aborted=m(c.last_aborted),
-                             pending=pending, restore=restore)
+                             pending=pending, restore=restore, stop_id=m(c.stop_id))
     return JobState(tasks, queues, state.received, tuple(tuple(m(k) for k in ids) for ids in state.rpcs),
                     tuple(m(k) for k in state.notifications), coordinator,
                     tuple(tuple(sorted((m(k), r) for k, r in txns)) for txns in state.committed))
@@ -981,7 +1108,7 @@ def rename_label(label: tuple, mapping: dict) -> tuple:
     m = lambda k: mapping[k] if k in mapping else max(mapping.values(), default=0) + 1  # noqa: E731
     if kind in ("ack", "notify", "rpc"):
         return (kind, label[1], m(label[2]))
-    if kind == "trigger":
+    if kind in ("trigger", "stop-with-savepoint"):
         return (kind, m(label[1]))
     if kind == "receive" and label[3][0] in (BARRIER, CANCEL):
         return (kind, label[1], label[2], (label[3][0], m(label[3][1])))
@@ -995,7 +1122,7 @@ def rename_label(label: tuple, mapping: dict) -> tuple:
 def actor_of(job: Job, label: tuple) -> str:
     """Who takes the step: a task name or ``coordinator``."""
     kind = label[0]
-    if kind in ("emit", "end-of-data", "receive", "finish", "notify", "rpc"):
+    if kind in ("emit", "end-of-data", "receive", "poll-released", "finish", "notify", "rpc"):
         return job.name(label[1])
     return "coordinator"
 
@@ -1022,6 +1149,11 @@ def describe_label(job: Job, label: tuple) -> str:
         t, local, message = label[1], label[2], label[3]
         upstream = job.channels[job.tasks[t].inputs[local]].source
         return f"{job.name(t)} polls {_message_text(message)} from {job.name(upstream)}"
+    if kind == "poll-released":
+        t, local = label[1], label[2]
+        upstream = job.channels[job.tasks[t].inputs[local]].source
+        return (f"{job.name(t)} polls its input from {job.name(upstream)} again after EndOfPartition released it "
+                "(CancelTaskException: cancelled without sending EndOfPartition)")
     if kind == "finish":
         return f"{job.name(label[1])} finishes"
     if kind == "ack":
@@ -1036,6 +1168,8 @@ def describe_label(job: Job, label: tuple) -> str:
         return f"coordinator receives {job.name(label[1])}'s end-of-data report"
     if kind == "trigger":
         return "coordinator triggers a checkpoint"
+    if kind == "stop-with-savepoint":
+        return "coordinator stops the job with a savepoint without drain (synchronous savepoint)"
     if kind == "failover":
         return "a task fails: every task restarts from the latest completed checkpoint"
     return repr(label)

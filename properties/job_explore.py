@@ -111,17 +111,19 @@ class JobExploration:
         return [c.property for c in self.counterexamples]
 
 
-_END_COORDINATOR = Coordinator(0, 0, 0, 0, False, None, 0, None, 0, 0)
+_END_COORDINATOR = Coordinator(0, 0, 0, 0, False, None, 0, None, 0, 0, 0)
 
 
 def end_state(job: Job, state: JobState) -> JobState:
     """The representative of an end state: only what the sinks committed is kept (as one
-    transaction per sink; the end-of-job property counts records, not transactions)."""
+    transaction per sink; the end-of-job property counts records, not transactions), and whether
+    a stop-with-savepoint ended the job (``stop_id`` 1)."""
     n = len(job.tasks)
     committed = tuple(((0, tuple(sorted(r for _, records in txns for r in records))),) if txns else ()
                       for txns in state.committed)
+    stopped = state.coordinator.stop_id > 0 and state.coordinator.completed == state.coordinator.stop_id
     return JobState((FINISHED_TASK,) * n, ((),) * len(job.channels), (0,) * len(job.channels), ((),) * n, (0,) * n,
-                    _END_COORDINATOR, committed)
+                    _END_COORDINATOR._replace(stop_id=1, completed=1) if stopped else _END_COORDINATOR, committed)
 
 
 def _canonical(job: Job, state: JobState) -> tuple[JobState, dict]:

@@ -33,7 +33,9 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from flipcheck.model.barriers import AT_LEAST_ONCE
-from flipcheck.model.job import DATA, FINISHED, Job, JobState, initial_state, is_end, successors
+from flipcheck.model.job import (
+    DATA, END_OF_DATA, FINISHED, PHASE_NAMES, RUNNING, Job, JobState, initial_state, is_end, successors,
+)
 from flipcheck.model.jobgraph import ALL_TO_ALL
 
 from .violation import Property, Violation
@@ -41,6 +43,7 @@ from .violation import Property, Violation
 __all__ = [
     "consistent_cut", "exactly_once", "final_checkpoint_before_finish", "no_pending_checkpoint_cancelled",
     "completed_ids_increase", "aborted_never_completes", "restorable", "union_list_state_complete",
+    "end_of_data_trigger_current",
     "no_deadlock", "StepProperty", "STEP_PROPERTIES", "STATE_PROPERTIES", "GRAPH_PROPERTIES", "JOB_PROPERTIES",
     "NO_DEADLOCK", "END_REACHABLE", "AFTER_ABORT", "check_step", "check_state", "check_trace",
 ]
@@ -99,6 +102,8 @@ def final_checkpoint_before_finish(job: Job, before: JobState, label, notes, aft
             continue
         t = note[1]
         ts = before.tasks[t]
+        if ts.phase != END_OF_DATA:
+            continue  # stopped by a savepoint without drain (J9): no end of data, no final checkpoint
         if not ts.final_min:
             found.append(Violation("final_checkpoint_before_finish",
                                    f"{job.name(t)} finished without performing a checkpoint after its end of data",
@@ -180,6 +185,22 @@ def union_list_state_complete(job: Job, before: JobState, label, notes, after: J
     return found
 
 
+def end_of_data_trigger_current(job: Job, before: JobState, label, notes, after: JobState) -> list[Violation]:
+    """The coordinator triggers a checkpoint believing every task reached end of data (the
+    immediate checkpoint of FLINK-28386) only when every current attempt did: its end-of-data view
+    never outlives a restart (FLINK-32945)."""
+    found = []
+    for note in notes:
+        if note[0] != "end-of-data-trigger":
+            continue
+        running = [job.name(t) for t, ts in enumerate(before.tasks) if ts.phase == RUNNING]
+        if running:
+            found.append(Violation("end_of_data_trigger_current", "the coordinator triggered believing every task "
+                                   f"reached end of data, but the current attempt of {', '.join(running)} has not",
+                                   witness=tuple(running)))
+    return found
+
+
 # ----------------------------------------------------------------------------------------------
 # State properties
 
@@ -187,9 +208,11 @@ def union_list_state_complete(job: Job, before: JobState, label, notes, after: J
 def exactly_once(job: Job, state: JobState) -> list[Violation]:
     """When the job ends (with or without failovers), every two-phase-commit sink vertex has
     committed every source record exactly once per job-graph path from its source (at-least-once
-    mode: at least once)."""
+    mode: at least once); a job stopped with a savepoint without drain, at most once (the rest
+    resumes from the savepoint)."""
     if not is_end(job, state):
         return []
+    stopped = state.coordinator.stop_id > 0 and state.coordinator.completed == state.coordinator.stop_id
     found = []
     sink_vertices = [v for v in job.graph.topological_order if job.tasks[job.vertex_tasks(v)[0]].two_phase_commit]
     for vertex in sink_vertices:
@@ -201,7 +224,7 @@ def exactly_once(job: Job, state: JobState) -> list[Violation]:
         for r, source in sorted(job.record_source.items()):
             expected = job.paths.get((job.tasks[source].vertex, vertex), 0)
             got = counts.get(r, 0)
-            ok = got >= expected if job.mode == AT_LEAST_ONCE else got == expected
+            ok = got <= expected if stopped else got >= expected if job.mode == AT_LEAST_ONCE else got == expected
             if not ok:
                 found.append(Violation("exactly_once", f"{vertex} committed record r{r} (from {job.name(source)}) "
                                        f"{got} time(s), expected {expected}", witness=(vertex, r)))
@@ -212,7 +235,7 @@ def no_deadlock(job: Job, state: JobState) -> list[Violation]:
     """Every state that is not the end of the job has a step."""
     if is_end(job, state) or next(iter(successors(job, state)), None) is not None:
         return []
-    waiting = [f"{job.name(t)} ({'RUNNING' if ts.phase == 0 else 'END_OF_DATA'})"
+    waiting = [f"{job.name(t)} ({PHASE_NAMES[ts.phase]})"
                for t, ts in enumerate(state.tasks) if ts.phase != FINISHED]
     pending = state.coordinator.pending
     return [Violation(NO_DEADLOCK, "no step is possible; still not finished: " + ", ".join(waiting)
@@ -250,6 +273,9 @@ STEP_PROPERTIES: tuple[StepProperty, ...] = (
                  frozenset({"completed"})),
     StepProperty(_p(restorable, "facts §3.2 VertexFinishedStateChecker (FLINK-23512)"), frozenset({"completed"})),
     StepProperty(_p(union_list_state_complete, "facts §3.2, FLINK-21080"), frozenset({"completed"})),
+    StepProperty(_p(end_of_data_trigger_current, "facts §3.1 SchedulerBase.notifyEndOfData (FLINK-28386), §5 "
+                    "FLINK-32945: \"assert the immediate-checkpoint trigger fires only when all current attempts "
+                    "reached EOD\""), frozenset({"end-of-data-trigger"})),
 )
 STATE_PROPERTIES: tuple[Property, ...] = (
     _p(exactly_once, "seed two-phase commit sink: \"requires one successful checkpoint before finish\""),

@@ -16,11 +16,19 @@ re-creates. The explorer must catch every one (``tests/quality/test_protocol_var
 * ``trigger-finished-task-hangs`` — a trigger RPC reaching a finished task is treated as
   accepted (FLINK-21081 / FLINK-23741).
 * ``union-state-partial-finish`` — the FLINK-21080 union-list-state checks are missing.
+* ``end-of-data-view-kept-on-failover`` — a failover keeps the coordinator's end-of-data bits
+  (FLINK-32945).
+* ``released-channel-stays-queued`` — a channel released by EndOfPartition stays in the input
+  gate's queue of available channels (FLINK-22368).
+* ``stop-without-drain-after-end-of-data`` — a task that reached end of data performs a
+  stop-with-savepoint without drain (FLINK-24161).
 
 Example
 -------
 >>> sorted(PROTOCOL_VARIANTS)[:3]
-['cancel-pending-on-finish', 'no-end-of-data-ack', 'pre-flip-147']
+['cancel-pending-on-finish', 'end-of-data-view-kept-on-failover', 'no-end-of-data-ack']
+>>> protocol("released-channel-stays-queued").flink_issue
+'FLINK-22368'
 >>> protocol("wiki-b-trigger").plan.__name__
 'plan'
 >>> protocol("flip-147").name
@@ -124,9 +132,45 @@ class UnionStatePartialFinish(Protocol):
     union_list_state_checks = False
 
 
+class EndOfDataViewKeptOnFailover(Protocol):
+    """A failover does not reset the coordinator's record of which tasks reached end of data, so
+    after a restart it believes "all tasks reached end of data" too early and fires the immediate
+    checkpoint of FLINK-28386 while restarted attempts still process data (in Flink the stale
+    ``VertexEndOfDataListener`` also threw a NullPointerException on the restarted tasks' reports)."""
+
+    name = "end-of-data-view-kept-on-failover"
+    source = "facts §3.1 (SchedulerBase.notifyEndOfData), §5; PR apache/flink#23268"
+    flink_issue = "FLINK-32945"
+    reset_end_of_data_view_on_failover = False
+
+
+class ReleasedChannelStaysQueued(Protocol):
+    """A channel released by its EndOfPartition is left in the input gate's queue of available
+    channels; polling it again throws ``CancelTaskException``, the task is cancelled without
+    propagating EndOfPartition and the job is stuck."""
+
+    name = "released-channel-stays-queued"
+    source = "facts §5; PR apache/flink#15716 (\"Deque channel after releasing on EndOfPartition\")"
+    flink_issue = "FLINK-22368"
+    dequeue_released_channels = False
+
+
+class StopWithoutDrainAfterEndOfData(Protocol):
+    """A task that already reached end of data performs the synchronous savepoint of a
+    stop-with-savepoint without drain instead of declining it; the savepoint's completion stops
+    the task rather than completing its final checkpoint, and no checkpoint is triggered after a
+    successful stop, so the task waits for its final checkpoint forever (deadlock)."""
+
+    name = "stop-without-drain-after-end-of-data"
+    source = "facts §3.1 (stop-with-savepoint), §5; StreamTask.performCheckpoint / endData"
+    flink_issue = "FLINK-24161"
+    decline_stop_without_drain_after_end_of_data = False
+
+
 PROTOCOL_VARIANTS: dict[str, type[Protocol]] = {
     cls.name: cls for cls in (TriggerSourcesOnly, CancelPendingOnFinish, PreFlip147, NoEndOfDataAck, WikiBTrigger,
-                              TriggerFinishedTaskHangs, UnionStatePartialFinish)
+                              TriggerFinishedTaskHangs, UnionStatePartialFinish, EndOfDataViewKeptOnFailover,
+                              ReleasedChannelStaysQueued, StopWithoutDrainAfterEndOfData)
 }
 PROTOCOLS: dict[str, type[Protocol]] = {CORRECT_PROTOCOL: Protocol, **PROTOCOL_VARIANTS}
 

@@ -19,6 +19,7 @@ examples:
   flipcheck explore graph.json --records 1
   flipcheck explore graph.json --mode unaligned --failures 1 --json
   flipcheck explore graph.json --variant cancel-pending-on-finish --render trace.svg
+  flipcheck explore graph.json --records 0 --stop-with-savepoint --variant stop-without-drain-after-end-of-data
 
 output (--json): one object
   {"states": n, "transitions": n, "complete": true|false,
@@ -36,6 +37,9 @@ def configure(parser) -> None:
     parser.add_argument("--checkpoints", type=int, default=1, metavar="N",
                         help="checkpoints the coordinator may start while a source has data (default 1)")
     parser.add_argument("--failures", type=int, default=0, metavar="N", help="failovers (default 0)")
+    parser.add_argument("--stop-with-savepoint", action="store_true",
+                        help="the coordinator may stop the job once with a savepoint without drain "
+                             "(aligned mode, no failures)")
     parser.add_argument("--variant", default=None, metavar="NAME", help="a named protocol variant")
     parser.add_argument("--max-states", type=int, default=None, metavar="N", help="stop after N distinct states")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
@@ -69,7 +73,7 @@ def run(args) -> int:
         raise InputError(args.graph, str(error)) from None
     try:
         job = make_job(graph, variant, mode=args.mode, records=args.records, checkpoints=args.checkpoints,
-                       failures=args.failures)
+                       failures=args.failures, stop_with_savepoint=args.stop_with_savepoint)
     except ValueError as error:
         raise InputError(args.graph, str(error)) from None
 

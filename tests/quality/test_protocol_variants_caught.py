@@ -19,6 +19,7 @@ class Case(NamedTuple):
     expected: str            # the property expected to catch the variant
     mode: str = ALIGNED
     max_states: int = 60_000  # enough for a breadth-first search to reach the shortest trace
+    options: tuple = ()      # further Job options, as (name, value) pairs
 
 
 CASES = {
@@ -32,11 +33,16 @@ CASES = {
     # imply the acknowledgement. Two independent pairs: the second keeps the coordinator
     # triggering after the first upstream finished, so its downstream is triggered by RPC.
     "no-end-of-data-ack": Case(lambda: example_graph("union"), 1, "consistent_cut", UNALIGNED, 400_000),
+    "end-of-data-view-kept-on-failover": Case(lambda: example_graph("pair"), 0, "end_of_data_trigger_current",
+                                              options=(("failures", 1),)),
+    "released-channel-stays-queued": Case(lambda: example_graph("pair"), 0, NO_DEADLOCK),
+    "stop-without-drain-after-end-of-data": Case(lambda: example_graph("pair"), 0, NO_DEADLOCK,
+                                                 options=(("stop_with_savepoint", True),)),
 }
 
 
 def _job(variant: str, case: Case):
-    return make_job(case.graph(), variant, mode=case.mode, records=case.records)
+    return make_job(case.graph(), variant, mode=case.mode, records=case.records, **dict(case.options))
 
 
 def test_every_variant_has_a_case():

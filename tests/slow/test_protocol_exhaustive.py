@@ -17,13 +17,15 @@ CONFIGS = MANIFEST["configs"]
 
 
 def _id(entry):
-    return f"{entry['graph']}-{entry['mode']}-r{entry['records']}-c{entry['checkpoints']}-f{entry['failures']}"
+    return (f"{entry['graph']}-{entry['mode']}-r{entry['records']}-c{entry['checkpoints']}-f{entry['failures']}"
+            + ("-stop" if entry.get("stop_with_savepoint") else ""))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", CONFIGS, ids=[_id(e) for e in CONFIGS])
 def test_correct_protocol_complete_without_violation(entry):
-    options = {"mode": entry["mode"], "checkpoints": entry["checkpoints"], "failures": entry["failures"]}
+    options = {"mode": entry["mode"], "checkpoints": entry["checkpoints"], "failures": entry["failures"],
+               "stop_with_savepoint": entry.get("stop_with_savepoint", False)}
     if entry["records"] is not None:
         options["records"] = entry["records"]
     result = explore_job(Job(example_graph(entry["graph"]), **options))

@@ -1,0 +1,97 @@
+"""The coordinator's end-of-data view (C6), the input gate's released channels (J3) and
+stop-with-savepoint without drain (C7, J9) of the whole-job model, step by step."""
+
+import pytest
+
+from flipcheck.generators.protocol import example_graph
+from flipcheck.model.job import (
+    CANCELED, END_OF_DATA, RUNNING, STOPPED, TASK_NOT_READY, Job, is_end, run, successors,
+)
+from flipcheck.properties.job_explore import explore_job
+from flipcheck.reference_impl.protocol_variants import make_job
+
+SRC, SINK = 0, 1  # the pair graph's tasks
+BOTH_ENDED = [("end-of-data", SRC), ("receive", SINK, 0, ("EOD",))]
+
+
+def _labels(job, state):
+    return [label for label, _, _ in successors(job, state)]
+
+
+def _notes(job, state, label):
+    return next(notes for candidate, _, notes in successors(job, state) if candidate == label)
+
+
+@pytest.mark.parametrize("variant, view_after_failover", [("flip-147", 0), ("end-of-data-view-kept-on-failover", 0b11)])
+def test_failover_clears_the_end_of_data_view(variant, view_after_failover):
+    job = make_job(example_graph("pair"), variant, records=0, failures=1)
+    state = run(job, BOTH_ENDED)
+    assert state.coordinator.known_end_of_data == 0b11
+    assert run(job, [("failover",)], state).coordinator.known_end_of_data == view_after_failover
+
+
+def test_the_trigger_believing_every_task_ended_is_noted():
+    job = make_job(example_graph("pair"), records=0)
+    state = run(job, BOTH_ENDED)
+    assert ("end-of-data-trigger", 0b11) in _notes(job, state, ("trigger", 1))
+
+
+@pytest.mark.parametrize("variant, polls_again", [("flip-147", False), ("released-channel-stays-queued", True)])
+def test_a_released_channel_is_polled_again_only_by_the_variant(variant, polls_again):
+    job = make_job(example_graph("pair"), variant, records=0)
+    state = run(job, BOTH_ENDED + [("trigger", 1), ("rpc", SRC, 1), ("ack", SRC, 1), ("receive", SINK, 0, ("B", 1)),
+                                   ("ack", SINK, 1), ("notify", SRC, 1), ("finish", SRC),
+                                   ("receive", SINK, 0, ("EOP",))])
+    assert (("poll-released", SINK, 0) in _labels(job, state)) == polls_again
+    if polls_again:
+        cancelled = run(job, [("poll-released", SINK, 0)], state)
+        assert cancelled.tasks[SINK].phase == CANCELED
+        assert not [label for label in _labels(job, cancelled) if label[0] != "report-finished"]
+
+
+@pytest.mark.parametrize("options", [{"mode": "unaligned"}, {"failures": 1}])
+def test_stop_with_savepoint_needs_aligned_mode_without_failures(options):
+    with pytest.raises(ValueError, match="stop_with_savepoint"):
+        Job(example_graph("pair"), stop_with_savepoint=True, **options)
+
+
+def test_a_task_past_end_of_data_declines_the_stop_and_triggering_resumes():
+    job = make_job(example_graph("pair"), records=0, stop_with_savepoint=True)
+    state = run(job, [("end-of-data", SRC), ("stop-with-savepoint", 1)])
+    notes = _notes(job, state, ("rpc", SRC, 1))
+    assert ("savepoint-declined", SRC, 1) in notes
+    assert ("aborted", 1, TASK_NOT_READY, SRC) in notes
+    state = run(job, [("rpc", SRC, 1)], state)
+    assert state.coordinator.pending is None and state.tasks[SRC].sync_savepoint == 0
+    assert ("trigger", 2) in _labels(job, state)
+    assert ("stop-with-savepoint", 2) not in _labels(job, state)  # once
+
+
+def test_a_completed_stop_stops_the_tasks_without_end_of_data():
+    job = make_job(example_graph("pair"), records=1, stop_with_savepoint=True)
+    state = run(job, [("stop-with-savepoint", 1), ("rpc", SRC, 1)])
+    assert state.tasks[SRC].sync_savepoint == 1
+    assert not [label for label in _labels(job, state) if label[0] in ("emit", "end-of-data")]  # synchronous savepoint
+    state = run(job, [("ack", SRC, 1), ("receive", SINK, 0, ("B", 1)), ("ack", SINK, 1), ("notify", SRC, 1)], state)
+    assert state.tasks[SRC].sync_savepoint == STOPPED and state.tasks[SRC].phase == RUNNING
+    assert state.tasks[SRC].notified == 0  # the savepoint is not the final checkpoint
+    assert ("trigger", 2) not in _labels(job, state)
+    state = run(job, [("finish", SRC), ("notify", SINK, 1), ("receive", SINK, 0, ("EOP",)), ("finish", SINK)], state)
+    assert is_end(job, state) and state.committed == ((), ())  # r0 was never emitted: it resumes from the savepoint
+
+
+def test_with_the_variant_a_stopped_task_past_end_of_data_waits_forever():
+    job = make_job(example_graph("pair"), "stop-without-drain-after-end-of-data", records=0, stop_with_savepoint=True)
+    state = run(job, BOTH_ENDED + [("stop-with-savepoint", 1), ("rpc", SRC, 1), ("ack", SRC, 1),
+                                   ("receive", SINK, 0, ("B", 1)), ("ack", SINK, 1), ("notify", SRC, 1),
+                                   ("notify", SINK, 1)])
+    assert [ts.phase for ts in state.tasks] == [END_OF_DATA, END_OF_DATA]
+    assert _labels(job, state) == []
+
+
+def test_the_correct_protocol_keeps_every_property_when_stopped_with_a_savepoint():
+    result = explore_job(make_job(example_graph("chain"), records=1, stop_with_savepoint=True))
+    assert result.complete and result.counterexamples == []
+    stopped_ends = [s for s in result.graph.states if is_end(result.job, s) and s.coordinator.stop_id]
+    drained_ends = [s for s in result.graph.states if is_end(result.job, s) and not s.coordinator.stop_id]
+    assert stopped_ends and drained_ends
