@@ -64,6 +64,10 @@ def run(args) -> int:
         from flipcheck.render import output_format
 
         output_format(args.render)  # a bad extension is a UsageError (exit 2) before any work
+    if args.stop_with_savepoint and (args.mode != "aligned" or args.failures):
+        # model/job.py C7/J9: savepoints are aligned, and a restart during the stop is not modelled
+        raise UsageError(f"--stop-with-savepoint is modelled with --mode aligned and --failures 0 "
+                         f"(got --mode {args.mode} --failures {args.failures})")
     variant = args.variant or CORRECT_PROTOCOL
     if variant not in PROTOCOLS:
         raise UsageError(f"unknown --variant {variant!r} (expected one of {', '.join(PROTOCOLS)})")

@@ -44,10 +44,13 @@ def test_max_states_makes_the_search_incomplete(capsys, graph_file):
     assert code == 1 and json.loads(out)["complete"] is False
 
 
-@pytest.mark.parametrize("args", [["--variant", "nope"], ["--records", "-1"], ["--max-states", "0"]])
+@pytest.mark.parametrize("args", [["--variant", "nope"], ["--records", "-1"], ["--max-states", "0"],
+                                  ["--stop-with-savepoint", "--mode", "unaligned"],
+                                  ["--stop-with-savepoint", "--failures", "1"]])
 def test_bad_option_one_line_exit_2(capsys, graph_file, args):
     code, out, err = run_cli(capsys, graph_file(PAIR), *args)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert args[0] in err  # the line names the option at fault
 
 
 @pytest.mark.parametrize("document", ["{not json", {"vertices": [{"id": "a", "parallelism": 1, "records": "x"}],
