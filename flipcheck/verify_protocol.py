@@ -157,7 +157,7 @@ def run_protocol_suite(budget_seconds: float = 20.0, variant: str | None = None)
 # -- the mutant catalogue (flipcheck mutants) ------------------------------------------------------
 
 # (graph, records) in the order a hunt explores them: small first, so the first trace is short.
-HUNT_CONFIGS = (("pair", 1), ("twin", 0), ("twin", 1), ("union", 0), ("chain", 1))
+HUNT_CONFIGS = (("pair", 1), ("twin", 0), ("twin", 1), ("union", 0), ("chain", 1), ("parallel", 0))
 
 
 def mutant_catalogue() -> list:

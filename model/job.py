@@ -14,7 +14,8 @@ Sources and tasks
 * J1 a source emits its ``records`` one by one, then EndOfData on every output (facts §3.1
   ``endData``: ``notifyEndOfData`` broadcasts EndOfData once and reports end of data to the JM).
 * J2 a record goes to one subtask per job edge (``record % consumers``: a keyBy/rebalance stand-in);
-  operators forward every record; a two-phase-commit sink adds it to its open transaction.
+  operators forward every record; a two-phase-commit sink adds it to its open transaction (it
+  begins one when it starts: ``TwoPhaseCommitSinkFunction.initializeState``).
 * J3 a task polls the head of any input channel that is not blocked by its barrier handler
   (facts §2.2: a blocked channel delivers nothing) and feeds barriers, cancellation markers,
   EndOfPartition and records to the barrier handler (facts §2, event routing).
@@ -22,9 +23,11 @@ Sources and tasks
   ``acknowledgeAllRecordsProcessed``); when every input delivered it, the task ends its data
   like a source (J1).
 * J5 a checkpoint triggered on a task snapshots its state (sources: the offset; two-phase-commit
-  sinks pre-commit the open transaction; facts §5 FLINK-23473) and sends the barrier on every
-  output; the acknowledgement leaves once every barrier arrived (unaligned: with the in-flight
-  records captured meanwhile) and reaches the coordinator asynchronously.
+  sinks pre-commit the open transaction, empty or not, and begin a new one only while their
+  input has not ended: after ``finish()`` no transaction is opened; facts §5 FLINK-23473) and
+  sends the barrier on every output; the acknowledgement leaves once every barrier arrived
+  (unaligned: with the in-flight records captured meanwhile) and reaches the coordinator
+  asynchronously.
 * J6 the first checkpoint performed after end of data is the task's final checkpoint
   (facts §3.1 ``finalCheckpointMinId``); the handler aborting a checkpoint declines it to the
   coordinator and sends a cancellation marker downstream (facts §2.1 ``abortInternal``).
@@ -33,8 +36,10 @@ Sources and tasks
   least as new as its final one completed (facts §3.1 ``afterInvoke``), and no checkpoint of it
   is pending (seed "Do Not Cancel Pending Checkpoint on Finish"; facts §3.1
   ``waitForPendingCheckpoints``); tasks with inputs also need EndOfPartition on every input.
-  Finishing sends EndOfPartition downstream and a FINISHED report to the coordinator. With
-  FLIP-147 off the task finishes at once and cancels (declines) its pending checkpoints.
+  Finishing sends EndOfPartition downstream and a FINISHED report to the coordinator; a sink
+  aborts its open transaction (``close()``), and pre-committed transactions it still holds stay
+  pending in the external system: a finished task is never notified again. With FLIP-147 off the
+  task finishes at once and cancels (declines) its pending checkpoints.
 * J8 a completion notification commits a sink's pre-committed transactions up to that id
   (facts §3.1 ``notifyCheckpointComplete``; two-phase commit).
 
@@ -59,11 +64,13 @@ Coordinator
 Failover (seed "Failover and Recovery"; facts §3.2)
 * F1 a task failure restarts every task from the latest completed checkpoint: channels empty
   but for restored in-flight records; sources rewind to their offset; sinks commit the restored
-  pre-committed transactions again (idempotent recover-and-commit); vertices fully finished in
+  pre-committed transactions again (idempotent recover-and-commit) and every other transaction of
+  the failed attempt is aborted (``recoverAndAbort``; the model keeps no trace of it); vertices fully finished in
   the checkpoint, and finished subtasks of partly finished vertices, restart with no data left
   (they end their data at once); the coordinator forgets its view and aborts the pending checkpoint.
 
-The job ends when every task is FINISHED.
+The job ends when every task is FINISHED; the transactions a sink left pre-committed when it
+finished are still pending then (what ``no_dangling_transaction`` forbids).
 
 Example
 -------
@@ -132,6 +139,8 @@ class Protocol:
     decline_trigger_of_finished_task = True
     #: C5: the FLINK-21080 union-list-state checks when finalizing.
     union_list_state_checks = True
+    #: J5: after ``finish()`` a two-phase-commit sink's snapshot opens no new transaction (FLINK-23473).
+    no_transaction_after_finish = True
 
     def plan(self, graph: JobGraph):
         """The plan the coordinator computes from its view (C2)."""
@@ -190,7 +199,7 @@ class TaskState(NamedTuple):
     notified: int          # newest completed checkpoint this task was notified of
     snapshot: Any          # (id, Snapshot) triggered, waiting for barriers (unaligned); or None
     outbox: tuple          # ((id, Snapshot), ...) acknowledgements not yet at the coordinator
-    txn: tuple             # two-phase-commit sink: records of the open transaction
+    txn: Any               # two-phase-commit sink: records of the open transaction; None: none open
     precommitted: tuple    # two-phase-commit sink: ((id, records), ...) not yet committed
 
 
@@ -371,10 +380,11 @@ def _flag(extra, key: str, vertex_id: str) -> bool:
 def _fresh_task(job: Job, t: int, emitted: int = 0) -> TaskState:
     config = job.handler_configs[t]
     handler = bar.initial_state(config) if config is not None else None
-    return TaskState(RUNNING, emitted, handler, 0, 0, 0, 0, None, (), (), ())
+    txn = () if job.tasks[t].two_phase_commit else None  # J2: a sink begins a transaction when it starts
+    return TaskState(RUNNING, emitted, handler, 0, 0, 0, 0, None, (), txn, ())
 
 
-FINISHED_TASK = TaskState(FINISHED, 0, None, 0, 0, 0, 0, None, (), (), ())
+FINISHED_TASK = TaskState(FINISHED, 0, None, 0, 0, 0, 0, None, (), None, ())
 
 
 def initial_state(job: Job) -> JobState:
@@ -442,9 +452,10 @@ class _Next:
         if not final_min and ts.phase == END_OF_DATA and job.after_finished:
             final_min = k  # facts §3.1: the first checkpoint performed after end of data
         txn, precommitted = ts.txn, ts.precommitted
-        if txn:
+        if txn is not None:  # pre-commit the open transaction, begin the next unless finish() ran
             precommitted = precommitted + ((k, txn),)
-            txn = ()
+            finished = ts.phase == END_OF_DATA and job.protocol.no_transaction_after_finish
+            txn = None if finished else ()
         sent = tuple(self.received[c] + sum(1 for m in self.queues[c] if m[0] == DATA) for c in info.outputs)
         snapshot = Snapshot(ts.phase == END_OF_DATA, ts.emitted, sent, tuple(self.received[c] for c in info.inputs),
                             ((),) * len(info.inputs), precommitted)
@@ -497,10 +508,11 @@ class _Next:
         self.forward(t, record)
 
     def commit(self, t: int, transactions: Sequence) -> None:
-        """Commit transactions externally; committing one twice changes nothing (recover-and-commit is idempotent)."""
+        """Commit transactions externally; committing one twice changes nothing (recover-and-commit
+        is idempotent), and an empty one leaves nothing in the external system."""
         done = self.committed[t]
         ids = {k for k, _ in done}
-        new = tuple(txn for txn in transactions if txn[0] not in ids)
+        new = tuple(txn for txn in transactions if txn[0] not in ids and txn[1])
         if new:
             committed = list(self.committed)
             committed[t] = tuple(sorted(done + new))
@@ -599,7 +611,9 @@ def _finish(job: Job, s: JobState, t: int) -> _Next:
         n.notes.append(("cancelled", t, cancelled))
         for k in cancelled:
             n.decline(t, k, TASK_CLOSING)
-    n.tasks[t] = FINISHED_TASK  # a finished task is gone; only its status remains
+    # A finished task is gone; only its status remains, and the pre-committed transactions it
+    # leaves pending (J7: close() aborts the open one).
+    n.tasks[t] = FINISHED_TASK._replace(precommitted=ts.precommitted) if ts.precommitted else FINISHED_TASK
     n.broadcast(t, END_OF_PARTITION_MSG)
     n.coord = n.coord._replace(finished_reports=n.coord.finished_reports | 1 << t)
     notifications = list(n.notifications)

@@ -31,10 +31,12 @@ Example
 >>> job = Job(JobGraph.build([("src", 1), sink], [("src", "sink", ALL_TO_ALL)]), records=1)
 >>> result = explore_job(job)
 >>> result.complete, result.counterexamples, result.states
-(True, [], 341)
+(True, [], 359)
 >>> from flipcheck.reference_impl.protocol_variants import make_job
 >>> bad = explore_job(make_job(job.graph, "cancel-pending-on-finish", records=1))
->>> [(c.property, c.length) for c in bad.counterexamples]
+>>> [(c.property, c.length) for c in bad.counterexamples][-1]
+('no_dangling_transaction', 10)
+>>> [(c.property, c.length) for c in bad.counterexamples][:3]
 [('final_checkpoint_before_finish', 5), ('exactly_once', 7), ('no_pending_checkpoint_cancelled', 7)]
 """
 
@@ -116,11 +118,14 @@ _END_COORDINATOR = Coordinator(0, 0, 0, 0, False, None, 0, None, 0, 0)
 
 def end_state(job: Job, state: JobState) -> JobState:
     """The representative of an end state: only what the sinks committed is kept (as one
-    transaction per sink; the end-of-job property counts records, not transactions)."""
+    transaction per sink; the end-of-job property counts records, not transactions), and the
+    transactions finished sinks left pending (``no_dangling_transaction`` reads them)."""
     n = len(job.tasks)
     committed = tuple(((0, tuple(sorted(r for _, records in txns for r in records))),) if txns else ()
                       for txns in state.committed)
-    return JobState((FINISHED_TASK,) * n, ((),) * len(job.channels), (0,) * len(job.channels), ((),) * n, (0,) * n,
+    tasks = tuple(FINISHED_TASK._replace(precommitted=ts.precommitted) if ts.precommitted else FINISHED_TASK
+                  for ts in state.tasks)
+    return JobState(tasks, ((),) * len(job.channels), (0,) * len(job.channels), ((),) * n, (0,) * n,
                     _END_COORDINATOR, committed)
 
 

@@ -41,7 +41,7 @@ from .violation import Property, Violation
 __all__ = [
     "consistent_cut", "exactly_once", "final_checkpoint_before_finish", "no_pending_checkpoint_cancelled",
     "completed_ids_increase", "aborted_never_completes", "restorable", "union_list_state_complete",
-    "no_deadlock", "StepProperty", "STEP_PROPERTIES", "STATE_PROPERTIES", "GRAPH_PROPERTIES", "JOB_PROPERTIES",
+    "no_dangling_transaction", "no_deadlock", "StepProperty", "STEP_PROPERTIES", "STATE_PROPERTIES", "GRAPH_PROPERTIES", "JOB_PROPERTIES",
     "NO_DEADLOCK", "END_REACHABLE", "AFTER_ABORT", "check_step", "check_state", "check_trace",
 ]
 
@@ -204,6 +204,18 @@ def exactly_once(job: Job, state: JobState) -> list[Violation]:
     return found
 
 
+def no_dangling_transaction(job: Job, state: JobState) -> list[Violation]:
+    """When the job ends, no two-phase-commit sink left a transaction pending: every transaction
+    a sink began was committed or aborted (an open one blocks ``read_committed`` readers of a
+    Kafka topic; facts §5 FLINK-23473)."""
+    if not is_end(job, state):
+        return []
+    return [Violation("no_dangling_transaction", f"{job.name(t)} finished leaving {len(ts.precommitted)} "
+                      f"pre-committed transaction(s) that are never committed (a finished task is not notified)",
+                      witness=t)
+            for t, ts in enumerate(state.tasks) if ts.precommitted]
+
+
 def no_deadlock(job: Job, state: JobState) -> list[Violation]:
     """Every state that is not the end of the job has a step."""
     if is_end(job, state) or next(iter(successors(job, state)), None) is not None:
@@ -249,6 +261,8 @@ STEP_PROPERTIES: tuple[StepProperty, ...] = (
 )
 STATE_PROPERTIES: tuple[Property, ...] = (
     _p(exactly_once, "seed two-phase commit sink: \"requires one successful checkpoint before finish\""),
+    _p(no_dangling_transaction, "facts §5 FLINK-23473 / FLINK-24065: \"after finish(), checkpoints must not open "
+       "new txns; final cp commits the last txn exactly once\""),
 )
 
 

@@ -16,11 +16,13 @@ re-creates. The explorer must catch every one (``tests/quality/test_protocol_var
 * ``trigger-finished-task-hangs`` — a trigger RPC reaching a finished task is treated as
   accepted (FLINK-21081 / FLINK-23741).
 * ``union-state-partial-finish`` — the FLINK-21080 union-list-state checks are missing.
+* ``new-transaction-after-finish`` — a two-phase-commit sink's snapshot opens a new transaction
+  after ``finish()`` (FLINK-23473).
 
 Example
 -------
 >>> sorted(PROTOCOL_VARIANTS)[:3]
-['cancel-pending-on-finish', 'no-end-of-data-ack', 'pre-flip-147']
+['cancel-pending-on-finish', 'new-transaction-after-finish', 'no-end-of-data-ack']
 >>> protocol("wiki-b-trigger").plan.__name__
 'plan'
 >>> protocol("flip-147").name
@@ -122,9 +124,22 @@ class UnionStatePartialFinish(Protocol):
     union_list_state_checks = False
 
 
+class NewTransactionAfterFinish(Protocol):
+    """A two-phase-commit sink keeps opening a transaction in every snapshot after ``finish()``:
+    a checkpoint after its final one pre-commits that empty transaction, the task finishes before
+    being notified of it, and the transaction dangles — never committed nor aborted
+    (``TwoPhaseCommitSinkFunction.snapshotState`` called ``beginTransactionInternal`` unconditionally;
+    the fix holds no transaction after finish, FLINK-24065 made that state restorable)."""
+
+    name = "new-transaction-after-finish"
+    source = "facts §5 FLINK-23473 / FLINK-24065; apache/flink PR #16768"
+    flink_issue = "FLINK-23473"
+    no_transaction_after_finish = False
+
+
 PROTOCOL_VARIANTS: dict[str, type[Protocol]] = {
     cls.name: cls for cls in (TriggerSourcesOnly, CancelPendingOnFinish, PreFlip147, NoEndOfDataAck, WikiBTrigger,
-                              TriggerFinishedTaskHangs, UnionStatePartialFinish)
+                              TriggerFinishedTaskHangs, UnionStatePartialFinish, NewTransactionAfterFinish)
 }
 PROTOCOLS: dict[str, type[Protocol]] = {CORRECT_PROTOCOL: Protocol, **PROTOCOL_VARIANTS}
 
