@@ -207,15 +207,16 @@ EXHAUSTIVE_CONFIGS = tuple(
     + [Configuration("diamond", m, 1, 1, 1) for m in ("aligned", "at-least-once")]
     + [Configuration("twin", m, 1, 1, 0) for m in ("aligned", "at-least-once")]
     + [Configuration("union", m, 1, 1, 0) for m in MODES]
-    + [Configuration("join", "aligned", 1, 1, 0)])
+    + [Configuration("join", "aligned", 1, 1, 0)]
+    + [Configuration("parallel", "aligned", 0, 1, 0)])  # a checkpoint can reach a sink after its final one
 EXHAUSTIVE_BOUNDS = {"graphs": sorted({c.graph for c in EXHAUSTIVE_CONFIGS}), "modes": list(MODES),
                      "max_records": 2, "max_checkpoints": 3, "max_failures": 1}
 _MAX_STATES = 400_000
 EXHAUSTIVE_STATEMENT = (
     "in every reachable state ({states:,} distinct states) of the {units} example jobs (pair: records <= 2, "
     "checkpoints <= 3, failures <= 1; chain: records <= 1, checkpoints <= 2, failures <= 1; diamond, twin, union, "
-    "join; every mode each), the {algorithm} protocol keeps every end-to-end property: consistent cuts, "
-    "exactly-once, no deadlock, the end stays reachable, final checkpoints before finishing")
+    "join, parallel; every mode each), the {algorithm} protocol keeps every end-to-end property: consistent cuts, "
+    "exactly-once, no dangling transaction, no deadlock, the end stays reachable, final checkpoints before finishing")
 
 
 def exhaustive_cases() -> list[Configuration]:

@@ -64,8 +64,9 @@ Coordinator
 Failover (seed "Failover and Recovery"; facts §3.2)
 * F1 a task failure restarts every task from the latest completed checkpoint: channels empty
   but for restored in-flight records; sources rewind to their offset; sinks commit the restored
-  pre-committed transactions again (idempotent recover-and-commit) and every other transaction of
-  the failed attempt is aborted (``recoverAndAbort``; the model keeps no trace of it); vertices fully finished in
+  pre-committed transactions again (idempotent recover-and-commit), every other transaction of
+  the failed attempt is aborted (``recoverAndAbort``; the model keeps no trace of it), and each
+  sink begins a new transaction; vertices fully finished in
   the checkpoint, and finished subtasks of partly finished vertices, restart with no data left
   (they end their data at once); the coordinator forgets its view and aborts the pending checkpoint.
 
