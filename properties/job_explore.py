@@ -16,7 +16,8 @@ Reductions that keep the graph small without changing any verdict (:func:`canoni
   newest plus one: :func:`flipcheck.model.job.rename_ids`), so runs that differ only in how many
   ids were used up meet again;
 * once no failover can happen, the ids of committed transactions are forgotten (they only make
-  a second recover-and-commit idempotent).
+  a second recover-and-commit idempotent) — unless a Sink V2 committer still holds a restored
+  ``EOI`` committable, which it may commit a second time.
 
 Traces are replayed on the real model and shown with real ids.
 
@@ -129,10 +130,17 @@ def end_state(job: Job, state: JobState) -> JobState:
                     _END_COORDINATOR, committed)
 
 
+def _holds_restored_eoi(state: JobState) -> bool:
+    """A Sink V2 committer holds a restored ``EOI`` committable: it may already be committed, so
+    the committed ids must stay to keep its second commit idempotent."""
+    return any(ts.recovered for ts in state.tasks)
+
+
 def _canonical(job: Job, state: JobState) -> tuple[JobState, dict]:
     if is_end(job, state):
         return end_state(job, state), {}
-    if state.coordinator.failovers >= job.failures and any(k for txns in state.committed for k, _ in txns):
+    if (state.coordinator.failovers >= job.failures and any(k for txns in state.committed for k, _ in txns)
+            and not _holds_restored_eoi(state)):
         state = state._replace(committed=tuple(
             ((0, tuple(sorted(r for _, records in txns for r in records))),) if txns else () for txns in state.committed))
     ids = sorted(checkpoint_ids(state))
