@@ -38,6 +38,7 @@ from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCO
 
 __all__ = [
     "run_protocol_suite", "generate_case", "check_case", "EXPLORATION_CONFIGS", "ROW_NAMES",
+    "HUNT_CONFIGS", "SINK_V2_HUNT_CONFIGS", "SINK_V2_ATTRIBUTES", "hunt_configs",
     # the sweep's suite (flipcheck.suite_protocol)
     "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS", "EXHAUSTIVE_STATEMENT",
     "exhaustive_cases", "explore_case", "minimise_case", "render_case", "describe_case", "case_size", "case_shape",
@@ -158,6 +159,27 @@ def run_protocol_suite(budget_seconds: float = 20.0, variant: str | None = None)
 
 # (graph, records) in the order a hunt explores them: small first, so the first trace is short.
 HUNT_CONFIGS = (("pair", 1), ("twin", 0), ("twin", 1), ("union", 0), ("chain", 1), ("parallel", 0))
+# Sink V2 mutants hunt on a Sink V2 graph with one failover: their bugs need a restore (FLINK-25920,
+# FLINK-37605); (graph, records, failures).
+SINK_V2_HUNT_CONFIGS = (("pair-v2", 0, 1), ("pair-v2", 1, 1))
+# The Protocol attributes only a Sink V2 vertex reads (model/job.py rules S1-S4).
+SINK_V2_ATTRIBUTES = ("no_pre_barrier_commit_after_end_of_input", "restore_end_of_input",
+                      "end_of_input_id_is_next_checkpoint")
+
+
+def hunt_configs(variant: str) -> tuple:
+    """``(graph, records, failures)`` in the order :func:`hunt_mutant` explores them for ``variant``
+    (a variant overriding a Sink V2 attribute hunts on :data:`SINK_V2_HUNT_CONFIGS`).
+
+    >>> hunt_configs("end-input-again-after-restore")[0], hunt_configs("pre-flip-147")[0]
+    (('pair-v2', 0, 1), ('pair', 1, 0))
+    """
+    from flipcheck.model.job import Protocol
+
+    cls = PROTOCOLS[variant]
+    if any(getattr(cls, a) != getattr(Protocol, a) for a in SINK_V2_ATTRIBUTES):
+        return SINK_V2_HUNT_CONFIGS
+    return tuple((graph, records, 0) for graph, records in HUNT_CONFIGS)
 
 
 def mutant_catalogue() -> list:
@@ -173,15 +195,15 @@ def mutant_catalogue() -> list:
 
 
 def hunt_mutant(mutant, budget_seconds: float):
-    """Breadth-first exploration of :data:`HUNT_CONFIGS` until a violation: a shortest trace."""
+    """Breadth-first exploration of :func:`hunt_configs` until a violation: a shortest trace."""
     from flipcheck.mutants import Detection
 
     started = time.perf_counter()
     states = 0
-    for graph, records in HUNT_CONFIGS:
+    for graph, records, failures in hunt_configs(mutant.variant):
         if time.perf_counter() - started > budget_seconds:
             break
-        job = make_job(example_graph(graph), mutant.variant, records=records)
+        job = make_job(example_graph(graph), mutant.variant, records=records, failures=failures)
         result = explore_job(job, stop_at_first=True, liveness=False, max_states=60_000)
         states += result.states
         if result.counterexamples:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from flipcheck.model.barriers import AT_LEAST_ONCE
-from flipcheck.model.job import DATA, FINISHED, Job, JobState, initial_state, is_end, successors
+from flipcheck.model.job import DATA, EOI, FINISHED, Job, JobState, initial_state, is_end, successors
 from flipcheck.model.jobgraph import ALL_TO_ALL
 
 from .violation import Property, Violation
@@ -41,7 +41,7 @@ from .violation import Property, Violation
 __all__ = [
     "consistent_cut", "exactly_once", "final_checkpoint_before_finish", "no_pending_checkpoint_cancelled",
     "completed_ids_increase", "aborted_never_completes", "restorable", "union_list_state_complete",
-    "no_dangling_transaction", "no_deadlock", "StepProperty", "STEP_PROPERTIES", "STATE_PROPERTIES", "GRAPH_PROPERTIES", "JOB_PROPERTIES",
+    "no_dangling_transaction", "one_committable_summary_per_checkpoint", "no_deadlock", "StepProperty", "STEP_PROPERTIES", "STATE_PROPERTIES", "GRAPH_PROPERTIES", "JOB_PROPERTIES",
     "NO_DEADLOCK", "END_REACHABLE", "AFTER_ABORT", "check_step", "check_state", "check_trace",
 ]
 
@@ -176,6 +176,24 @@ def union_list_state_complete(job: Job, before: JobState, label, notes, after: J
     return found
 
 
+def one_committable_summary_per_checkpoint(job: Job, before: JobState, label, notes, after: JobState) -> list[Violation]:
+    """A Sink V2 committer receives at most one committable summary per writer subtask and
+    checkpoint id (end of input included): a second one while it still holds the first is what
+    ``CheckpointCommittableManagerImpl.addSummary`` rejects ("Received duplicate committable
+    summary"), where merged, the same data committed twice."""
+    found = []
+    for note in notes:
+        if note[0] != "committable":
+            continue
+        t, k = note[1], note[2]
+        ts = before.tasks[t]
+        if any(held == k for held, _ in ts.precommitted + ts.recovered):
+            found.append(Violation("one_committable_summary_per_checkpoint", (
+                f"{job.name(t)} sent a second committable summary for checkpoint "
+                f"{'EOI' if k == EOI else k} while its committer still holds the first"), witness=(t, k)))
+    return found
+
+
 # ----------------------------------------------------------------------------------------------
 # State properties
 
@@ -258,6 +276,9 @@ STEP_PROPERTIES: tuple[StepProperty, ...] = (
                  frozenset({"completed"})),
     StepProperty(_p(restorable, "facts §3.2 VertexFinishedStateChecker (FLINK-23512)"), frozenset({"completed"})),
     StepProperty(_p(union_list_state_complete, "facts §3.2, FLINK-21080"), frozenset({"completed"})),
+    StepProperty(_p(one_committable_summary_per_checkpoint, "facts §5 FLINK-24131 / FLINK-25920: \"assert "
+                    "committables emitted once\"; FLINK-37605 row; CheckpointCommittableManagerImpl.addSummary"),
+                 frozenset({"committable"})),
 )
 STATE_PROPERTIES: tuple[Property, ...] = (
     _p(exactly_once, "seed two-phase commit sink: \"requires one successful checkpoint before finish\""),
