@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from flipcheck.model.job import CANCELED, END_OF_DATA, FINISHED, Job, actor_of, initial_state
+from flipcheck.model.job import CANCELED, END_OF_DATA, EOI, FINISHED, Job, actor_of, initial_state
 from flipcheck.sequence_chart import LaneChart
 
 __all__ = ["chart_source", "render_trace"]
@@ -70,12 +70,17 @@ _STEP_TEXT = {
     "failover": lambda job, lb: "FAILOVER",
 }
 
+def _id_text(k: int) -> str:
+    return "EOI" if k == EOI else str(k)
+
+
 # A line for each consequence of a step (its notes) and how it colours the cell.
 _NOTE_TEXT = {
     "snapshot": lambda job, n: (f"snapshot {n[2]}", "snapshot"),
     "completed": lambda job, n: (f"checkpoint {n[1]} COMPLETED", "good"),
     "aborted": lambda job, n: (f"checkpoint {n[1]} ABORTED ({n[2].removeprefix('CHECKPOINT_')})", "bad"),
-    "committed": lambda job, n: ("commits " + ", ".join(map(str, n[2])), "good"),
+    "committed": lambda job, n: ("commits " + ", ".join(_id_text(k) for k in n[2]), "good"),
+    "committable": lambda job, n: (f"committable {_id_text(n[2])} -> committer", "snapshot"),
     "cancelled": lambda job, n: ("cancels " + ", ".join(map(str, n[2])), "bad"),
     "triggered": lambda job, n: (f"checkpoint {n[1]} -> " + ", ".join(
         job.name(t) for t in range(len(job.tasks)) if n[2] >> t & 1), "plain"),

@@ -10,7 +10,7 @@ Example
 >>> [(v.id, v.parallelism, dict(v.extra)) for v in g.vertices]
 [('short', 1, {'records': 1}), ('long', 1, {'records': 2}), ('join', 1, {'two_phase_commit_sink': True})]
 >>> sorted(EXAMPLE_GRAPHS)
-['chain', 'diamond', 'join', 'pair', 'twin', 'union']
+['chain', 'diamond', 'join', 'pair', 'pair-v2', 'parallel', 'twin', 'union']
 """
 
 from __future__ import annotations
@@ -45,6 +45,11 @@ EXAMPLE_GRAPHS = {
     # Two sources of the same length joined ALL_TO_ALL (records from the command line).
     "twin": ([_v("a"), _v("b"), _v("join", two_phase_commit_sink=True)],
              [("a", "join", ALL_TO_ALL), ("b", "join", ALL_TO_ALL)]),
+    # Two parallel pipelines of one job: a sink subtask can finish while the other source still
+    # has data, so checkpoints go on after its final one (FLINK-23473).
+    "parallel": ([_v("src", 2), _v("sink", 2, two_phase_commit_sink=True)], [("src", "sink", POINTWISE)]),
+    # A source into a Sink V2 writer with its committer chained (FLINK-24131 / FLINK-25920).
+    "pair-v2": ([_v("src"), _v("sink", sink_v2=True)], [("src", "sink", ALL_TO_ALL)]),
     # Two source subtasks of different lengths into a union-list-state sink (FLINK-21080).
     "union": ([_v("src", 2), _v("sink", 2, union_list_state=True, two_phase_commit_sink=True)],
               [("src", "sink", POINTWISE)]),

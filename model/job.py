@@ -14,7 +14,8 @@ Sources and tasks
 * J1 a source emits its ``records`` one by one, then EndOfData on every output (facts §3.1
   ``endData``: ``notifyEndOfData`` broadcasts EndOfData once and reports end of data to the JM).
 * J2 a record goes to one subtask per job edge (``record % consumers``: a keyBy/rebalance stand-in);
-  operators forward every record; a two-phase-commit sink adds it to its open transaction.
+  operators forward every record; a two-phase-commit sink adds it to its open transaction (it
+  begins one when it starts: ``TwoPhaseCommitSinkFunction.initializeState``).
 * J3 a task polls the head of any input channel that is not blocked by its barrier handler
   (facts §2.2: a blocked channel delivers nothing) and feeds barriers, cancellation markers,
   EndOfPartition and records to the barrier handler (facts §2, event routing). The input gate's
@@ -26,9 +27,11 @@ Sources and tasks
   ``acknowledgeAllRecordsProcessed``); when every input delivered it, the task ends its data
   like a source (J1).
 * J5 a checkpoint triggered on a task snapshots its state (sources: the offset; two-phase-commit
-  sinks pre-commit the open transaction; facts §5 FLINK-23473) and sends the barrier on every
-  output; the acknowledgement leaves once every barrier arrived (unaligned: with the in-flight
-  records captured meanwhile) and reaches the coordinator asynchronously.
+  sinks pre-commit the open transaction, empty or not, and begin a new one only while their
+  input has not ended: after ``finish()`` no transaction is opened; facts §5 FLINK-23473) and
+  sends the barrier on every output; the acknowledgement leaves once every barrier arrived
+  (unaligned: with the in-flight records captured meanwhile) and reaches the coordinator
+  asynchronously.
 * J5u unaligned only: the barrier is a priority event that overtakes what is queued on each output
   channel. Flink's ``SubtaskCheckpointCoordinatorImpl.checkpointState`` broadcasts it with
   ``isPriority = options.isUnalignedCheckpoint()``; ``PipelinedSubpartition.processPriorityBuffer``
@@ -46,8 +49,10 @@ Sources and tasks
   least as new as its final one completed (facts §3.1 ``afterInvoke``), and no checkpoint of it
   is pending (seed "Do Not Cancel Pending Checkpoint on Finish"; facts §3.1
   ``waitForPendingCheckpoints``); tasks with inputs also need EndOfPartition on every input.
-  Finishing sends EndOfPartition downstream and a FINISHED report to the coordinator. With
-  FLIP-147 off the task finishes at once and cancels (declines) its pending checkpoints.
+  Finishing sends EndOfPartition downstream and a FINISHED report to the coordinator; a sink
+  aborts its open transaction (``close()``), and pre-committed transactions it still holds stay
+  pending in the external system: a finished task is never notified again. With FLIP-147 off the
+  task finishes at once and cancels (declines) its pending checkpoints.
 * J8 a completion notification commits a sink's pre-committed transactions up to that id
   (facts §3.1 ``notifyCheckpointComplete``; two-phase commit).
 * J9 (``stop_with_savepoint`` jobs) a task performing the synchronous savepoint of a
@@ -60,6 +65,22 @@ Sources and tasks
   savepoint's abort notification ends the synchronous savepoint (modelled as reaching every task
   at once). Not modelled: fix part two, failing a task that reaches end of data during the
   synchronous savepoint (only a legacy source thread can; here no task processes data then).
+
+Sink V2 (a vertex flag ``"sink_v2": true``: a ``SinkWriterOperator`` with its committer chained,
+one task; its writer buffer is the open transaction, its committer's ``CommittableCollector`` the
+pre-committed list; facts §5 FLINK-24131 / FLINK-25920 / FLINK-37605)
+* S1 ``endInput`` flushes the writer at once (``flush(true)``, ``prepareCommit``) into one
+  committable with its summary, tagged with the checkpoint id after the newest one the writer
+  snapshotted or was restored from (FLINK-37605: ``lastKnownCheckpointId + 1``; before it the
+  sentinel ``EOI``, Long.MAX_VALUE).
+* S2 ``prepareSnapshotPreBarrier(k)`` flushes into a committable of ``k`` (empty ones too: the
+  summary is always sent), but no longer once ``endInput`` ran (FLINK-24131).
+* S3 a completion notification of ``k`` commits the committables up to ``k``; once the
+  committer's input ended also the ``EOI`` ones (``CommitterOperator``).
+* S4 a restored sink commits the restored committables the checkpoint covers (``EOI`` ones wait,
+  S3); a writer restored from a snapshot taken after its ``endInput`` remembers it and ignores
+  the ``endInput`` its replayed input causes (FLINK-25920: ``end_of_input_state``); a subtask
+  finished in the checkpoint runs no operator at all.
 
 Coordinator
 * C1 FINISHED reports travel separately and arrive late and out of order (seed:
@@ -102,12 +123,15 @@ Failover (seed "Failover and Recovery"; facts §3.2)
   barrier overtook; Flink likewise has a task consume its recovered input channel state before
   anything the upstream sends, and the upstream re-sends its recovered output state before new
   data. Sources rewind to their offset; sinks commit the restored
-  pre-committed transactions again (idempotent recover-and-commit); vertices fully finished in
+  pre-committed transactions again (idempotent recover-and-commit), every other transaction of
+  the failed attempt is aborted (``recoverAndAbort``; the model keeps no trace of it), and each
+  sink begins a new transaction; vertices fully finished in
   the checkpoint, and finished subtasks of partly finished vertices, restart with no data left
   (they end their data at once); the coordinator forgets its views (FINISHED and end of data, C6),
   drops the reports on their way and aborts the pending checkpoint.
 
-The job ends when every task is FINISHED.
+The job ends when every task is FINISHED; the transactions a sink left pre-committed when it
+finished are still pending then (what ``no_dangling_transaction`` forbids).
 
 Example
 -------
@@ -140,7 +164,7 @@ from .execution_graph import input_connections
 from .plan import CheckpointPlan, checkpoint_plan
 
 __all__ = [
-    "RUNNING", "END_OF_DATA", "FINISHED", "CANCELED", "STOPPED", "NO_STOP_ID", "PHASE_NAMES", "MODES",
+    "RUNNING", "END_OF_DATA", "FINISHED", "CANCELED", "STOPPED", "NO_STOP_ID", "PHASE_NAMES", "MODES", "EOI",
     "TASK_NOT_READY", "TASK_CLOSING", "FAILOVER",
     "Protocol", "TaskInfo", "ChannelInfo", "Job",
     "Snapshot", "TaskState", "Pending", "RestorePoint", "Coordinator", "JobState",
@@ -167,6 +191,9 @@ FAILOVER = "CHECKPOINT_ABORTED_BY_FAILOVER"
 # Channel messages.
 DATA, BARRIER, CANCEL, EOD, EOP = "D", "B", "C", "EOD", "EOP"
 END_OF_DATA_MSG = (EOD,)
+# S1: the checkpoint id Sink V2 end-of-input committables carried before FLINK-37605
+# (``CommittableMessage.EOI``, Long.MAX_VALUE); never renamed, newer than every real id.
+EOI = 2**63 - 1
 END_OF_PARTITION_MSG = (EOP,)
 
 
@@ -193,6 +220,14 @@ class Protocol:
     dequeue_released_channels = True
     #: J9: a task that reached end of data declines a stop-with-savepoint without drain (FLINK-24161).
     decline_stop_without_drain_after_end_of_data = True
+    #: J5: after ``finish()`` a two-phase-commit sink's snapshot opens no new transaction (FLINK-23473).
+    no_transaction_after_finish = True
+    #: S2: after end of input a Sink V2 writer prepares no further commit before a barrier (FLINK-24131).
+    no_pre_barrier_commit_after_end_of_input = True
+    #: S4: a restored Sink V2 writer whose input had ended ignores the replayed endInput (FLINK-25920).
+    restore_end_of_input = True
+    #: S1: end-of-input committables carry the next checkpoint id (FLINK-37605), not the ``EOI`` sentinel.
+    end_of_input_id_is_next_checkpoint = True
 
     def plan(self, graph: JobGraph):
         """The plan the coordinator computes from its view (C2)."""
@@ -211,6 +246,7 @@ class TaskInfo(NamedTuple):
     records: tuple         # record ids a source emits; () for tasks with inputs
     two_phase_commit: bool
     union_list_state: bool
+    sink_v2: bool = False  # a Sink V2 writer with its committer chained (S1-S4); implies two_phase_commit
 
     @property
     def name(self) -> str:
@@ -252,9 +288,13 @@ class TaskState(NamedTuple):
     notified: int          # newest completed checkpoint this task was notified of
     snapshot: Any          # (id, Snapshot) triggered, waiting for barriers (unaligned); or None
     outbox: tuple          # ((id, Snapshot), ...) acknowledgements not yet at the coordinator
-    txn: tuple             # two-phase-commit sink: records of the open transaction
+    txn: Any               # two-phase-commit sink: records of the open transaction; None: none open
     precommitted: tuple    # two-phase-commit sink: ((id, records), ...) not yet committed
+    #                        (Sink V2: the committables its committer holds)
     sync_savepoint: int = 0  # J9: id of the no-drain savepoint performed, waiting for it; STOPPED after it
+    last_checkpoint: int = 0         # Sink V2: newest checkpoint id it snapshotted or restored (S1)
+    input_ended_before: bool = False  # Sink V2: restored from a snapshot taken after its endInput (S4)
+    recovered: tuple = ()            # Sink V2: restored EOI committables its committer holds (S4)
 
 
 class Pending(NamedTuple):
@@ -356,9 +396,13 @@ class Job:
             routes = tuple(tuple(edge_channels[(n, id(e))]) for e in graph.outputs(vertex_id)
                            if (n, id(e)) in edge_channels)
             two_pc = _flag(extra, "two_phase_commit_sink", vertex_id)
+            sink_v2 = _flag(extra, "sink_v2", vertex_id)
             union = _flag(extra, "union_list_state", vertex_id)
-            if two_pc and graph.outputs(vertex_id):
-                raise ValueError(f"vertex {vertex_id!r}: two_phase_commit_sink on a vertex with outputs")
+            for key, on in (("two_phase_commit_sink", two_pc), ("sink_v2", sink_v2)):
+                if on and graph.outputs(vertex_id):
+                    raise ValueError(f"vertex {vertex_id!r}: {key} on a vertex with outputs")
+            if two_pc and sink_v2:
+                raise ValueError(f"vertex {vertex_id!r}: two_phase_commit_sink and sink_v2 are two sink kinds, set one")
             if inputs[n]:
                 if "records" in extra:
                     raise ValueError(f"vertex {vertex_id!r}: \"records\" is only for sources (vertices without inputs)")
@@ -370,7 +414,7 @@ class Job:
                 records = tuple(range(next_record, next_record + count))
                 next_record += count
             tasks.append(TaskInfo(n, vertex_id, subtask, tuple(inputs[n]), tuple(outputs[n]), routes, records,
-                                  two_pc, union))
+                                  two_pc or sink_v2, union, sink_v2))
         self.tasks: tuple[TaskInfo, ...] = tuple(tasks)
         self.channels: tuple[ChannelInfo, ...] = tuple(channels)
         self.task_index = index
@@ -442,10 +486,11 @@ def _flag(extra, key: str, vertex_id: str) -> bool:
 def _fresh_task(job: Job, t: int, emitted: int = 0) -> TaskState:
     config = job.handler_configs[t]
     handler = bar.initial_state(config) if config is not None else None
-    return TaskState(RUNNING, emitted, handler, 0, 0, 0, 0, None, (), (), ())
+    txn = () if job.tasks[t].two_phase_commit else None  # J2: a sink begins a transaction when it starts
+    return TaskState(RUNNING, emitted, handler, 0, 0, 0, 0, None, (), txn, ())
 
 
-FINISHED_TASK = TaskState(FINISHED, 0, None, 0, 0, 0, 0, None, (), (), ())
+FINISHED_TASK = TaskState(FINISHED, 0, None, 0, 0, 0, 0, None, (), None, ())
 
 
 def initial_state(job: Job) -> JobState:
@@ -502,10 +547,27 @@ class _Next:
     def end_data(self, t: int) -> None:
         """J1/J4: endData — EndOfData on every output, end of data reported to the coordinator."""
         self.tasks[t] = self.tasks[t]._replace(phase=END_OF_DATA)
+        if self.job.tasks[t].sink_v2:
+            self.end_input_v2(t)
         self.broadcast(t, END_OF_DATA_MSG)
         c = self.coord  # C1/C6: the end-of-data report arrives at once (see C1)
         self.coord = c._replace(known_end_of_data=c.known_end_of_data | 1 << t, learned=True)
         self.notes.append(("end-of-data", t))
+
+    def end_input_v2(self, t: int) -> None:
+        """S1/S4: a Sink V2 writer's ``endInput`` flushes into a committable for its committer,
+        unless it was restored after its endInput already ran."""
+        ts = self.tasks[t]
+        if not ts.input_ended_before:
+            k = ts.last_checkpoint + 1 if self.job.protocol.end_of_input_id_is_next_checkpoint else EOI
+            self.emit_committable(t, k, ts.txn or ())
+        self.tasks[t] = self.tasks[t]._replace(txn=None)  # no record may follow end of input
+
+    def emit_committable(self, t: int, k: int, records: tuple) -> None:
+        """S1/S2: the writer's ``prepareCommit``: one committable (with its summary) for checkpoint ``k``."""
+        ts = self.tasks[t]
+        self.tasks[t] = ts._replace(precommitted=ts.precommitted + ((k, records),))
+        self.notes.append(("committable", t, k))
 
     def perform_checkpoint(self, t: int, k: int) -> None:
         """J5/J6: snapshot, pre-commit, barrier downstream."""
@@ -513,10 +575,16 @@ class _Next:
         final_min = ts.final_min
         if not final_min and ts.phase == END_OF_DATA and job.after_finished:
             final_min = k  # facts §3.1: the first checkpoint performed after end of data
+        if info.sink_v2:  # S2: prepareSnapshotPreBarrier, the flush skipped once endInput flushed
+            if ts.phase != END_OF_DATA or not job.protocol.no_pre_barrier_commit_after_end_of_input:
+                self.emit_committable(t, k, ts.txn or ())
+                self.tasks[t] = self.tasks[t]._replace(txn=None if ts.phase == END_OF_DATA else ())
+            ts = self.tasks[t] = self.tasks[t]._replace(last_checkpoint=k)
         txn, precommitted = ts.txn, ts.precommitted
-        if txn:
+        if txn is not None and not info.sink_v2:  # pre-commit the open transaction, begin the next unless finish() ran
             precommitted = precommitted + ((k, txn),)
-            txn = ()
+            finished = ts.phase == END_OF_DATA and job.protocol.no_transaction_after_finish
+            txn = None if finished else ()
         sent = tuple(self.received[c] + sum(1 for m in self.queues[c] if m[0] == DATA) for c in info.outputs)
         overtaken = self.send_barrier(t, k)
         snapshot = Snapshot(ts.phase == END_OF_DATA, ts.emitted, sent, tuple(self.received[c] for c in info.inputs),
@@ -600,11 +668,15 @@ class _Next:
             self.tasks[t] = ts._replace(txn=ts.txn + (record,))
         self.forward(t, record)
 
-    def commit(self, t: int, transactions: Sequence) -> None:
-        """Commit transactions externally; committing one twice changes nothing (recover-and-commit is idempotent)."""
+    def commit(self, t: int, transactions: Sequence, recovered: bool = False) -> None:
+        """Commit transactions externally; committing one twice changes nothing (recover-and-commit
+        is idempotent), and an empty one leaves nothing in the external system. An ``EOI``
+        committable is a new transaction in every attempt, so only a ``recovered`` one (restored
+        from a checkpoint) may already be committed."""
         done = self.committed[t]
         ids = {k for k, _ in done}
-        new = tuple(txn for txn in transactions if txn[0] not in ids)
+        new = tuple(txn for txn in transactions
+                    if (txn[0] not in ids or (txn[0] == EOI and not recovered)) and txn[1])
         if new:
             committed = list(self.committed)
             committed[t] = tuple(sorted(done + new))
@@ -722,7 +794,10 @@ def _finish(job: Job, s: JobState, t: int) -> _Next:
         n.notes.append(("cancelled", t, cancelled))
         for k in cancelled:
             n.decline(t, k, TASK_CLOSING)
-    n.tasks[t] = FINISHED_TASK  # a finished task is gone; only its status remains
+    # A finished task is gone; only its status remains, and the pre-committed transactions it
+    # leaves pending (J7: close() aborts the open one).
+    left = ts.precommitted + ts.recovered
+    n.tasks[t] = FINISHED_TASK._replace(precommitted=left) if left else FINISHED_TASK
     n.broadcast(t, END_OF_PARTITION_MSG)
     n.coord = n.coord._replace(finished_reports=n.coord.finished_reports | 1 << t)
     notifications = list(n.notifications)
@@ -814,12 +889,18 @@ def _deliver_notification(job: Job, s: JobState, t: int) -> _Next:
     n.notifications = tuple(notifications)
     ts = n.tasks[t]
     if k > ts.notified:
-        due = tuple(txn for txn in ts.precommitted if txn[0] <= k)
+        # S3: a committer whose input ended also commits the EOI committables (CommitterOperator)
+        eoi_due = ts.phase == END_OF_DATA
+        due = tuple(txn for txn in ts.precommitted if txn[0] <= k or (eoi_due and txn[0] == EOI))
+        left = tuple(txn for txn in ts.precommitted if txn not in due)
+        recovered = () if eoi_due else ts.recovered
         if k == ts.sync_savepoint:  # J9: stops the task instead of completing its final checkpoint
-            n.tasks[t] = ts._replace(sync_savepoint=STOPPED, precommitted=ts.precommitted[len(due):])
+            n.tasks[t] = ts._replace(sync_savepoint=STOPPED, precommitted=left, recovered=recovered)
             n.notes.append(("stopped", t, k))
         else:
-            n.tasks[t] = ts._replace(notified=k, precommitted=ts.precommitted[len(due):])
+            n.tasks[t] = ts._replace(notified=k, precommitted=left, recovered=recovered)
+        if eoi_due and ts.recovered:
+            n.commit(t, ts.recovered, recovered=True)
         if due:
             n.commit(t, due)
     return n
@@ -892,13 +973,21 @@ def _failover(job: Job, s: JobState) -> _Next:
         snapshot = restore.snapshots[t] if restore is not None else None
         if restore is not None and restore.finished >> t & 1:
             # Finished in the checkpoint (vertex fully finished: FINISHED_ON_RESTORE; partly
-            # finished: FinishedOperatorSubtaskState) -> no data left.
-            n.tasks[t] = _fresh_task(job, t, len(info.records))
+            # finished: FinishedOperatorSubtaskState) -> no data left (and no operator runs endInput).
+            n.tasks[t] = _fresh_task(job, t, len(info.records))._replace(input_ended_before=info.sink_v2)
             continue
         n.tasks[t] = _fresh_task(job, t, snapshot.offset if snapshot is not None else 0)
         if snapshot is not None:
-            if snapshot.transactions:
-                n.commit(t, snapshot.transactions)
+            if info.sink_v2:
+                # S4: the committer commits what the restored checkpoint covers; EOI committables
+                # wait for its endInput; the writer remembers its endInput (FLINK-25920's fix).
+                kept = tuple(txn for txn in snapshot.transactions if txn[0] == EOI)
+                n.tasks[t] = n.tasks[t]._replace(
+                    recovered=kept, last_checkpoint=restore.id,
+                    input_ended_before=snapshot.finished_operators and job.protocol.restore_end_of_input)
+                n.commit(t, tuple(txn for txn in snapshot.transactions if txn[0] != EOI), recovered=True)
+            elif snapshot.transactions:
+                n.commit(t, snapshot.transactions, recovered=True)
     if restore is not None:
         for ch in job.channels:
             down, up = restore.snapshots[ch.target], restore.snapshots[ch.source]
@@ -1023,6 +1112,7 @@ def checkpoint_ids(state: JobState) -> set[int]:
         add(ts.final_min)
         add(ts.notified)
         add(ts.sync_savepoint)
+        add(ts.last_checkpoint)
         if ts.snapshot is not None:
             add(ts.snapshot[0])
             _snapshot_ids(ts.snapshot[1], add)
@@ -1058,11 +1148,13 @@ def checkpoint_ids(state: JobState) -> set[int]:
             add(k)
     ids.discard(0)
     ids.discard(-1)  # also STOPPED and NO_STOP_ID
+    ids.discard(EOI)
     return ids
 
 
 def rename_ids(state: JobState, mapping: dict) -> JobState:
-    """``state`` with every checkpoint id ``k > 0`` replaced by ``mapping[k]`` (0 and -1 mean none)."""
+    """``state`` with every checkpoint id ``k > 0`` replaced by ``mapping[k]`` (0 and -1 mean none;
+    the EOI sentinel stays)."""
     m = lambda k: mapping.get(k, k)  # noqa: E731
 
     def snap_(snap: Snapshot) -> Snapshot:
@@ -1080,6 +1172,7 @@ def rename_ids(state: JobState, mapping: dict) -> JobState:
     tasks = tuple(ts._replace(
         handler=handler_(ts.handler), final_min=m(ts.final_min), notified=m(ts.notified),
         sync_savepoint=m(ts.sync_savepoint),
+        last_checkpoint=m(ts.last_checkpoint),
         snapshot=None if ts.snapshot is None else (m(ts.snapshot[0]), snap_(ts.snapshot[1])),
         outbox=tuple((m(k), snap_(sn)) for k, sn in ts.outbox),
         precommitted=tuple((m(k), r) for k, r in ts.precommitted)) for ts in state.tasks)

@@ -16,7 +16,8 @@ Reductions that keep the graph small without changing any verdict (:func:`canoni
   newest plus one: :func:`flipcheck.model.job.rename_ids`), so runs that differ only in how many
   ids were used up meet again;
 * once no failover can happen, the ids of committed transactions are forgotten (they only make
-  a second recover-and-commit idempotent).
+  a second recover-and-commit idempotent) — unless a Sink V2 committer still holds a restored
+  ``EOI`` committable, which it may commit a second time.
 
 Traces are replayed on the real model and shown with real ids.
 
@@ -31,10 +32,12 @@ Example
 >>> job = Job(JobGraph.build([("src", 1), sink], [("src", "sink", ALL_TO_ALL)]), records=1)
 >>> result = explore_job(job)
 >>> result.complete, result.counterexamples, result.states
-(True, [], 341)
+(True, [], 359)
 >>> from flipcheck.reference_impl.protocol_variants import make_job
 >>> bad = explore_job(make_job(job.graph, "cancel-pending-on-finish", records=1))
->>> [(c.property, c.length) for c in bad.counterexamples]
+>>> [(c.property, c.length) for c in bad.counterexamples][-1]
+('no_dangling_transaction', 10)
+>>> [(c.property, c.length) for c in bad.counterexamples][:3]
 [('final_checkpoint_before_finish', 5), ('exactly_once', 7), ('no_pending_checkpoint_cancelled', 7)]
 """
 
@@ -116,20 +119,30 @@ _END_COORDINATOR = Coordinator(0, 0, 0, 0, False, None, 0, None, 0, 0, 0)
 
 def end_state(job: Job, state: JobState) -> JobState:
     """The representative of an end state: only what the sinks committed is kept (as one
-    transaction per sink; the end-of-job property counts records, not transactions), and whether
+    transaction per sink; the end-of-job property counts records, not transactions), the
+    transactions finished sinks left pending (``no_dangling_transaction`` reads them), and whether
     a stop-with-savepoint ended the job (``stop_id`` 1)."""
     n = len(job.tasks)
     committed = tuple(((0, tuple(sorted(r for _, records in txns for r in records))),) if txns else ()
                       for txns in state.committed)
+    tasks = tuple(FINISHED_TASK._replace(precommitted=ts.precommitted) if ts.precommitted else FINISHED_TASK
+                  for ts in state.tasks)
     stopped = state.coordinator.stop_id > 0 and state.coordinator.completed == state.coordinator.stop_id
-    return JobState((FINISHED_TASK,) * n, ((),) * len(job.channels), (0,) * len(job.channels), ((),) * n, (0,) * n,
+    return JobState(tasks, ((),) * len(job.channels), (0,) * len(job.channels), ((),) * n, (0,) * n,
                     _END_COORDINATOR._replace(stop_id=1, completed=1) if stopped else _END_COORDINATOR, committed)
+
+
+def _holds_restored_eoi(state: JobState) -> bool:
+    """A Sink V2 committer holds a restored ``EOI`` committable: it may already be committed, so
+    the committed ids must stay to keep its second commit idempotent."""
+    return any(ts.recovered for ts in state.tasks)
 
 
 def _canonical(job: Job, state: JobState) -> tuple[JobState, dict]:
     if is_end(job, state):
         return end_state(job, state), {}
-    if state.coordinator.failovers >= job.failures and any(k for txns in state.committed for k, _ in txns):
+    if (state.coordinator.failovers >= job.failures and any(k for txns in state.committed for k, _ in txns)
+            and not _holds_restored_eoi(state)):
         state = state._replace(committed=tuple(
             ((0, tuple(sorted(r for _, records in txns for r in records))),) if txns else () for txns in state.committed))
     ids = sorted(checkpoint_ids(state))

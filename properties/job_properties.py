@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 
 from flipcheck.model.barriers import AT_LEAST_ONCE
 from flipcheck.model.job import (
-    DATA, END_OF_DATA, FINISHED, PHASE_NAMES, RUNNING, Job, JobState, initial_state, is_end, successors,
+    DATA, END_OF_DATA, EOI, FINISHED, PHASE_NAMES, RUNNING, Job, JobState, initial_state, is_end, successors,
 )
 from flipcheck.model.jobgraph import ALL_TO_ALL
 
@@ -43,7 +43,7 @@ from .violation import Property, Violation
 __all__ = [
     "consistent_cut", "exactly_once", "final_checkpoint_before_finish", "no_pending_checkpoint_cancelled",
     "completed_ids_increase", "aborted_never_completes", "restorable", "union_list_state_complete",
-    "end_of_data_trigger_current",
+    "end_of_data_trigger_current", "no_dangling_transaction", "one_committable_summary_per_checkpoint",
     "no_deadlock", "StepProperty", "STEP_PROPERTIES", "STATE_PROPERTIES", "GRAPH_PROPERTIES", "JOB_PROPERTIES",
     "NO_DEADLOCK", "END_REACHABLE", "AFTER_ABORT", "check_step", "check_state", "check_trace",
 ]
@@ -201,6 +201,24 @@ def end_of_data_trigger_current(job: Job, before: JobState, label, notes, after:
     return found
 
 
+def one_committable_summary_per_checkpoint(job: Job, before: JobState, label, notes, after: JobState) -> list[Violation]:
+    """A Sink V2 committer receives at most one committable summary per writer subtask and
+    checkpoint id (end of input included): a second one while it still holds the first is what
+    ``CheckpointCommittableManagerImpl.addSummary`` rejects ("Received duplicate committable
+    summary"), where merged, the same data committed twice."""
+    found = []
+    for note in notes:
+        if note[0] != "committable":
+            continue
+        t, k = note[1], note[2]
+        ts = before.tasks[t]
+        if any(held == k for held, _ in ts.precommitted + ts.recovered):
+            found.append(Violation("one_committable_summary_per_checkpoint", (
+                f"{job.name(t)} sent a second committable summary for checkpoint "
+                f"{'EOI' if k == EOI else k} while its committer still holds the first"), witness=(t, k)))
+    return found
+
+
 # ----------------------------------------------------------------------------------------------
 # State properties
 
@@ -229,6 +247,18 @@ def exactly_once(job: Job, state: JobState) -> list[Violation]:
                 found.append(Violation("exactly_once", f"{vertex} committed record r{r} (from {job.name(source)}) "
                                        f"{got} time(s), expected {expected}", witness=(vertex, r)))
     return found
+
+
+def no_dangling_transaction(job: Job, state: JobState) -> list[Violation]:
+    """When the job ends, no two-phase-commit sink left a transaction pending: every transaction
+    a sink began was committed or aborted (an open one blocks ``read_committed`` readers of a
+    Kafka topic; facts §5 FLINK-23473)."""
+    if not is_end(job, state):
+        return []
+    return [Violation("no_dangling_transaction", f"{job.name(t)} finished leaving {len(ts.precommitted)} "
+                      f"pre-committed transaction(s) that are never committed (a finished task is not notified)",
+                      witness=t)
+            for t, ts in enumerate(state.tasks) if ts.precommitted]
 
 
 def no_deadlock(job: Job, state: JobState) -> list[Violation]:
@@ -276,9 +306,14 @@ STEP_PROPERTIES: tuple[StepProperty, ...] = (
     StepProperty(_p(end_of_data_trigger_current, "facts §3.1 SchedulerBase.notifyEndOfData (FLINK-28386), §5 "
                     "FLINK-32945: \"assert the immediate-checkpoint trigger fires only when all current attempts "
                     "reached EOD\""), frozenset({"end-of-data-trigger"})),
+    StepProperty(_p(one_committable_summary_per_checkpoint, "facts §5 FLINK-24131 / FLINK-25920: \"assert "
+                    "committables emitted once\"; FLINK-37605 row; CheckpointCommittableManagerImpl.addSummary"),
+                 frozenset({"committable"})),
 )
 STATE_PROPERTIES: tuple[Property, ...] = (
     _p(exactly_once, "seed two-phase commit sink: \"requires one successful checkpoint before finish\""),
+    _p(no_dangling_transaction, "facts §5 FLINK-23473 / FLINK-24065: \"after finish(), checkpoints must not open "
+       "new txns; final cp commits the last txn exactly once\""),
 )
 
 

@@ -22,11 +22,19 @@ re-creates. The explorer must catch every one (``tests/quality/test_protocol_var
   gate's queue of available channels (FLINK-22368).
 * ``stop-without-drain-after-end-of-data`` — a task that reached end of data performs a
   stop-with-savepoint without drain (FLINK-24161).
+* ``new-transaction-after-finish`` — a two-phase-commit sink's snapshot opens a new transaction
+  after ``finish()`` (FLINK-23473).
+* ``prepare-commit-twice-at-end`` — a Sink V2 writer flushes again in the final checkpoint's
+  ``prepareSnapshotPreBarrier`` after ``endInput`` flushed (FLINK-24131).
+* ``end-input-again-after-restore`` — a Sink V2 writer restored from its final checkpoint runs
+  ``endInput`` again, under the pre-FLINK-37605 ``EOI`` id (FLINK-25920).
+* ``end-of-input-sentinel-id`` — Sink V2 end-of-input committables carry the ``EOI`` sentinel, not
+  the next checkpoint id (FLINK-37605).
 
 Example
 -------
 >>> sorted(PROTOCOL_VARIANTS)[:3]
-['cancel-pending-on-finish', 'end-of-data-view-kept-on-failover', 'no-end-of-data-ack']
+['cancel-pending-on-finish', 'end-input-again-after-restore', 'end-of-data-view-kept-on-failover']
 >>> protocol("released-channel-stays-queued").flink_issue
 'FLINK-22368'
 >>> protocol("wiki-b-trigger").plan.__name__
@@ -167,10 +175,62 @@ class StopWithoutDrainAfterEndOfData(Protocol):
     decline_stop_without_drain_after_end_of_data = False
 
 
+class NewTransactionAfterFinish(Protocol):
+    """A two-phase-commit sink keeps opening a transaction in every snapshot after ``finish()``:
+    a checkpoint after its final one pre-commits that empty transaction, the task finishes before
+    being notified of it, and the transaction dangles — never committed nor aborted
+    (``TwoPhaseCommitSinkFunction.snapshotState`` called ``beginTransactionInternal`` unconditionally;
+    the fix holds no transaction after finish, FLINK-24065 made that state restorable)."""
+
+    name = "new-transaction-after-finish"
+    source = "facts §5 FLINK-23473 / FLINK-24065; apache/flink PR #16768"
+    flink_issue = "FLINK-23473"
+    no_transaction_after_finish = False
+
+
+class PrepareCommitTwiceAtEnd(Protocol):
+    """A Sink V2 writer prepares a commit again in the final checkpoint's ``prepareSnapshotPreBarrier``
+    after ``endInput`` already flushed (``flush(true)``, ``prepareCommit``): both committables carry the
+    same checkpoint id, so the committer gets a second summary for it (1.14 ``SinkOperator`` before its
+    ``endOfInput`` guard; Iceberg #5614 is the same double flush in a custom writer)."""
+
+    name = "prepare-commit-twice-at-end"
+    source = "facts §5 FLINK-24131 (SinkWriter#prepareCommit called twice for the final commit), Iceberg #5614"
+    flink_issue = "FLINK-24131"
+    no_pre_barrier_commit_after_end_of_input = False
+
+
+class EndInputAgainAfterRestore(Protocol):
+    """A Sink V2 writer restored from a checkpoint taken after its ``endInput`` (the final one, the
+    task not yet FINISHED) does not remember it: the replayed EndOfData runs ``endInput`` again and
+    its second end-of-input summary meets the restored one under the same ``EOI`` id (Flink 1.15–1.19;
+    fixed by ``end_of_input_state``, PR #25292). Needs both attributes: with FLINK-37605's ids the
+    replay is harmless (a new id), which the quality test checks."""
+
+    name = "end-input-again-after-restore"
+    source = "facts §5 FLINK-25920 (endInput called again after failover following the final checkpoint); FLINK-37605 row"
+    flink_issue = "FLINK-25920"
+    restore_end_of_input = False
+    end_of_input_id_is_next_checkpoint = False
+
+
+class EndOfInputSentinelId(Protocol):
+    """A Sink V2 writer tags its end-of-input committables with the sentinel ``EOI`` (Long.MAX_VALUE)
+    instead of the next checkpoint id, and the committer commits them on the first completion after
+    its ``endInput``: a checkpoint taken before end of input then commits data it does not cover, and
+    a failover restoring it replays that data — "final doesn't mean final" (FLINK-37605, PR #26433)."""
+
+    name = "end-of-input-sentinel-id"
+    source = "facts §5 FLINK-37605 (tag end-of-input committables with the next real checkpoint id); apache/flink PR #26433"
+    flink_issue = "FLINK-37605"
+    end_of_input_id_is_next_checkpoint = False
+
+
 PROTOCOL_VARIANTS: dict[str, type[Protocol]] = {
     cls.name: cls for cls in (TriggerSourcesOnly, CancelPendingOnFinish, PreFlip147, NoEndOfDataAck, WikiBTrigger,
                               TriggerFinishedTaskHangs, UnionStatePartialFinish, EndOfDataViewKeptOnFailover,
-                              ReleasedChannelStaysQueued, StopWithoutDrainAfterEndOfData)
+                              ReleasedChannelStaysQueued, StopWithoutDrainAfterEndOfData, NewTransactionAfterFinish,
+                              PrepareCommitTwiceAtEnd, EndInputAgainAfterRestore, EndOfInputSentinelId)
 }
 PROTOCOLS: dict[str, type[Protocol]] = {CORRECT_PROTOCOL: Protocol, **PROTOCOL_VARIANTS}
 

@@ -8,7 +8,7 @@ import sys
 HELP = "explore every schedule of a whole job (coordinator, tasks, channels) and check FLIP-147's promises"
 DESCRIPTION = """\
 Expand a job graph (the plan JSON format; optional vertex flags "two_phase_commit_sink": true,
-"union_list_state": true, "records": N on sources) into tasks and FIFO channels and search
+"sink_v2": true, "union_list_state": true, "records": N on sources) into tasks and FIFO channels and search
 every reachable state breadth-first, checking the end-to-end properties (consistent cut,
 exactly-once, no deadlock, the end stays reachable, final checkpoint before finish, no pending
 checkpoint cancelled, ids complete in order, aborted never completes). A violation comes with

@@ -29,7 +29,7 @@ cases:
                        2^tasks is small); barriers: every configuration with 1-3 channels and
                        checkpoint ids 1-2 explored breadth-first; protocol: every state of
                        the example jobs (pair, chain: records <= 2, checkpoints <= 3,
-                       failures <= 1, every mode; diamond, twin, union, join) explored
+                       failures <= 1, every mode; diamond, twin, union, join, parallel) explored
                        breadth-first with every property; the recovery designs: their pinned
                        exploration configurations (--max-* apply to plan only)
 

@@ -9,7 +9,7 @@ from flipcheck.generators.protocol import example_graph
 from flipcheck.model.barriers import ALIGNED, UNALIGNED
 from flipcheck.model.job import initial_state, is_end, successors
 from flipcheck.properties.job_explore import explore_job, replay
-from flipcheck.properties.job_properties import NO_DEADLOCK, check_step
+from flipcheck.properties.job_properties import NO_DEADLOCK, STATE_PROPERTIES, check_state, check_step
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOL_VARIANTS, make_job
 
 
@@ -38,7 +38,16 @@ CASES = {
     "released-channel-stays-queued": Case(lambda: example_graph("pair"), 0, NO_DEADLOCK),
     "stop-without-drain-after-end-of-data": Case(lambda: example_graph("pair"), 0, NO_DEADLOCK,
                                                  options=(("stop_with_savepoint", True),)),
+    # A checkpoint must reach a sink after its final one: two sink subtasks (one cannot, FLINK-23473).
+    "new-transaction-after-finish": Case(lambda: example_graph("parallel"), 0, "no_dangling_transaction",
+                                         max_states=100_000),
+    "prepare-commit-twice-at-end": Case(lambda: example_graph("pair-v2"), 0, "one_committable_summary_per_checkpoint"),
+    # the restore bugs need a failover after the final checkpoint
+    "end-input-again-after-restore": Case(lambda: example_graph("pair-v2"), 0, "one_committable_summary_per_checkpoint",
+                                          options=(("failures", 1),)),
+    "end-of-input-sentinel-id": Case(lambda: example_graph("pair-v2"), 1, "exactly_once", options=(("failures", 1),)),
 }
+STATE_PROPERTY_NAMES = {p.name for p in STATE_PROPERTIES}
 
 
 def _job(variant: str, case: Case):
@@ -64,8 +73,9 @@ def test_variant_caught_with_a_replaying_trace(variant):
     if expected == NO_DEADLOCK:
         assert not is_end(job, last.state)
         assert list(successors(job, last.state)) == []
-    elif expected == "exactly_once":
+    elif expected in STATE_PROPERTY_NAMES:  # judged when the job ends, on the replayed end state
         assert is_end(job, last.state)
+        assert expected in {p.property for p in check_state(job, last.state)}
     else:
         before = before if before is not None else initial_state(job)
         problems = check_step(job, before, last.label, last.notes, last.state)
