@@ -7,7 +7,7 @@ import pytest
 from flipcheck.cli import main
 
 
-def _fails_with_one_line(argv, capsys, *fragments):
+def assert_fails_with_one_line(argv, capsys, *fragments):
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -29,14 +29,14 @@ def _fails_with_one_line(argv, capsys, *fragments):
     (["--cases", "5", "--master", "http://example.org"], ["--master", "not a Spark master URL"]),
 ])
 def test_bad_options_exit_2_with_one_line(extra, fragments, capsys, tmp_path):
-    _fails_with_one_line(["sweep", "--suite", "plan", "--out", str(tmp_path / "o"), *extra], capsys, *fragments)
+    assert_fails_with_one_line(["sweep", "--suite", "plan", "--out", str(tmp_path / "o"), *extra], capsys, *fragments)
 
 
 def test_a_suite_missing_from_the_build_is_one_line(capsys, tmp_path, monkeypatch):
     from flipcheck import suites
 
     monkeypatch.setitem(suites.SUITES, "protocol", "flipcheck.suite_not_in_this_build:SUITE")
-    _fails_with_one_line(["sweep", "--suite", "protocol", "--cases", "5", "--out", str(tmp_path / "o")], capsys,
+    assert_fails_with_one_line(["sweep", "--suite", "protocol", "--cases", "5", "--out", str(tmp_path / "o")], capsys,
                          "protocol", "not available yet")
 
 
@@ -49,7 +49,7 @@ def test_unknown_suite_is_an_argparse_error(capsys, tmp_path):
 
 def test_a_directory_holding_other_files_is_refused(capsys, tmp_path):
     (tmp_path / "precious.txt").write_text("keep me")
-    _fails_with_one_line(["sweep", "--suite", "plan", "--cases", "5", "--out", str(tmp_path)], capsys,
+    assert_fails_with_one_line(["sweep", "--suite", "plan", "--cases", "5", "--out", str(tmp_path)], capsys,
                          str(tmp_path), "holds no sweep")
     assert (tmp_path / "precious.txt").read_text() == "keep me"
 
@@ -59,7 +59,7 @@ def test_a_different_sweep_in_the_same_directory_is_refused(capsys, tmp_path):
 
     manifest = plan_sweep(["plan"], None, cases=5, seed="1").manifest()
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
-    _fails_with_one_line(["sweep", "--suite", "plan", "--cases", "6", "--seed", "1", "--out", str(tmp_path)], capsys,
+    assert_fails_with_one_line(["sweep", "--suite", "plan", "--cases", "6", "--seed", "1", "--out", str(tmp_path)], capsys,
                          "holds a different sweep")
 
 
@@ -97,7 +97,7 @@ def test_replay_of_a_barrier_case_and_an_exhaustive_case(capsys):
     (["replay", "mystery:1:0"], "mystery"),
 ])
 def test_replay_bad_ids_exit_2(argv, fragment, capsys):
-    _fails_with_one_line(argv, capsys, fragment)
+    assert_fails_with_one_line(argv, capsys, fragment)
 
 
 def test_replay_of_a_protocol_case_draws_its_schedule(capsys, tmp_path):
@@ -115,9 +115,9 @@ def test_a_refused_directory_is_left_untouched(capsys, tmp_path):
 
 
 def test_a_malformed_spark_setting_is_refused(capsys, tmp_path):
-    _fails_with_one_line(["sweep", "--suite", "plan", "--cases", "5", "--conf", "ui=on", "--out", str(tmp_path / "o")],
+    assert_fails_with_one_line(["sweep", "--suite", "plan", "--cases", "5", "--conf", "ui=on", "--out", str(tmp_path / "o")],
                          capsys, "--conf", "spark.KEY=VALUE")
 
 
 def test_bench_sweep_with_an_unknown_suite_exits_2_naming_it(capsys):
-    _fails_with_one_line(["bench", "sweep", "--suites", "plan,mystery"], capsys, "--suites", "mystery")
+    assert_fails_with_one_line(["bench", "sweep", "--suites", "plan,mystery"], capsys, "--suites", "mystery")

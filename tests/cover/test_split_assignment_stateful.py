@@ -14,4 +14,6 @@ TestFlinkSourceCoordination.settings = quick_settings(120)
 
 
 def test_the_2021_valve_is_a_correct_alternative():
+    """The machine asserts every property after every step: completing without an
+    AssertionError is the check."""
     run_state_machine_as_test(split_machine("valve-2021"), settings=quick_settings(60))
