@@ -70,6 +70,7 @@ _STEP_TEXT = {
     "failover": lambda job, lb: "FAILOVER",
 }
 
+
 def _id_text(k: int) -> str:
     return "EOI" if k == EOI else str(k)
 

@@ -328,6 +328,11 @@ class Coordinator(NamedTuple):
     known_end_of_data: int     # the end-of-data view: tasks whose end-of-data report arrived (C1, C6)
     stop_id: int = 0           # C7: id of the stop-with-savepoint; 0 none yet, NO_STOP_ID its plan was declined
 
+    @property
+    def stopped(self) -> bool:
+        """C7: the stop-with-savepoint completed, so the job stops and nothing is triggered any more."""
+        return self.stop_id > 0 and self.completed == self.stop_id
+
 
 class JobState(NamedTuple):
     tasks: tuple               # TaskState per task
@@ -924,7 +929,7 @@ def _final_checkpoint_missing(job: Job, s: JobState) -> bool:
 def _trigger(job: Job, s: JobState) -> _Next | None:
     """C2/C3/C6."""
     c = s.coordinator
-    if c.pending is not None or (c.stop_id > 0 and c.completed == c.stop_id):  # C7: stopped, nothing more
+    if c.pending is not None or c.stopped:  # C7
         return None
     with_data = _some_source_has_data(job, s)
     every_task_ended = c.learned and c.known_end_of_data == job.all_tasks  # C6: past the periodic bound

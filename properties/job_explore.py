@@ -127,9 +127,9 @@ def end_state(job: Job, state: JobState) -> JobState:
                       for txns in state.committed)
     tasks = tuple(FINISHED_TASK._replace(precommitted=ts.precommitted) if ts.precommitted else FINISHED_TASK
                   for ts in state.tasks)
-    stopped = state.coordinator.stop_id > 0 and state.coordinator.completed == state.coordinator.stop_id
-    return JobState(tasks, ((),) * len(job.channels), (0,) * len(job.channels), ((),) * n, (0,) * n,
-                    _END_COORDINATOR._replace(stop_id=1, completed=1) if stopped else _END_COORDINATOR, committed)
+    coordinator = _END_COORDINATOR._replace(stop_id=1, completed=1) if state.coordinator.stopped else _END_COORDINATOR
+    return JobState(tasks, ((),) * len(job.channels), (0,) * len(job.channels), ((),) * n, (0,) * n, coordinator,
+                    committed)
 
 
 def _holds_restored_eoi(state: JobState) -> bool:

@@ -230,7 +230,7 @@ def exactly_once(job: Job, state: JobState) -> list[Violation]:
     resumes from the savepoint)."""
     if not is_end(job, state):
         return []
-    stopped = state.coordinator.stop_id > 0 and state.coordinator.completed == state.coordinator.stop_id
+    stopped = state.coordinator.stopped
     found = []
     sink_vertices = [v for v in job.graph.topological_order if job.tasks[job.vertex_tasks(v)[0]].two_phase_commit]
     for vertex in sink_vertices:
