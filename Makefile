@@ -4,9 +4,17 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test demo bench clean
+.PHONY: install install-browser test demo bench clean
 
+# Python packages, then graphviz's dot for the pictures (apt-get as root when missing; otherwise
+# one line says what to install). Both steps are idempotent.
 install: $(STAMP)
+	@scripts/provide-tools.sh $(BIN) dot
+
+# The report test opens report.html in headless Chromium; only `make test` needs it, so `make
+# demo` does not pay for it.
+install-browser: $(STAMP)
+	@scripts/provide-tools.sh $(BIN) chromium
 
 # Re-install only when the project metadata changes; the install is editable, so code edits
 # need nothing.
@@ -18,7 +26,7 @@ $(STAMP): pyproject.toml
 
 # Pure-Python tests run on both cores; tests that start Spark or a browser run on their own
 # afterwards (they bind ports and use both cores themselves). Exit code 5 = "none collected".
-test: install
+test: install install-browser
 	$(BIN)/python -m pytest -n 2 -m "not spark and not browser"
 	$(BIN)/python -m pytest -m "spark or browser" || test $$? -eq 5
 

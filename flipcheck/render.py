@@ -42,7 +42,7 @@ import bisect
 import heapq
 import html
 import os
-import shutil
+import subprocess
 from collections import Counter
 from typing import NamedTuple, Sequence
 
@@ -51,6 +51,7 @@ from flipcheck.model.jobgraph import ALL_TO_ALL, FINISHED, RUNNING, JobGraph
 from flipcheck.model.plan import CheckpointPlan, Declined, PlanResult, checkpoint_plan
 from flipcheck.model.pointwise import consumed_partitions
 from flipcheck.plan_format import compress_indices
+from flipcheck.system_tools import find_program, missing_program_message
 
 __all__ = [
     "COLLAPSE_ABOVE",
@@ -575,24 +576,21 @@ def counterexample_dot_source(
 def render_source(source: str, out_path: str) -> str:
     """Run ``dot`` on ``source`` and write the picture to ``out_path`` (format from its extension)."""
     fmt = output_format(out_path)
-    if shutil.which("dot") is None:
-        raise DotNotFoundError("graphviz's dot program is not installed (apt-get install graphviz)")
-    import graphviz
-
+    dot = find_program("dot")
+    if dot is None:
+        raise DotNotFoundError(missing_program_message("dot"))
     if fmt == "png":
         # Bitmaps at graphviz's default 72 dpi blur small bold digits; SVG scales by itself.
         head, _, body = source.partition("{")
         source = head + "{\n\tdpi=" + str(PNG_DPI) + body
-    try:
-        data = graphviz.Source(source).pipe(format=fmt, quiet=True)
-    except graphviz.ExecutableNotFound:
-        raise DotNotFoundError("graphviz's dot program is not installed (apt-get install graphviz)") from None
-    except graphviz.CalledProcessError as error:
-        message = (error.stderr or b"").decode(errors="replace").strip().splitlines()
-        raise UsageError(f"dot failed: {message[0] if message else error}") from None
+    # dot found beside our Python may not be on PATH, so it is run by path, not through graphviz.Source.
+    completed = subprocess.run([dot, f"-T{fmt}"], input=source.encode("utf-8"), capture_output=True)
+    if completed.returncode != 0:
+        message = completed.stderr.decode(errors="replace").strip().splitlines()
+        raise UsageError(f"dot failed: {message[0] if message else f'exit code {completed.returncode}'}")
     try:
         with open(out_path, "wb") as handle:
-            handle.write(data)
+            handle.write(completed.stdout)
     except OSError as error:
         raise InputError(out_path, f"cannot write picture ({error.strerror})") from None
     return out_path

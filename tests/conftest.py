@@ -14,3 +14,44 @@ settings.register_profile(
 )
 settings.register_profile("thorough", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+# -- system programs ----------------------------------------------------------------------------
+# `make install` provides graphviz's dot and `make test` headless Chromium (scripts/provide-tools.sh).
+# A test that needs one fails, with the line saying what to install, where the program is missing:
+# nothing is skipped silently.
+
+import pytest  # noqa: E402
+
+from flipcheck.system_tools import find_program, missing_program_message  # noqa: E402
+
+
+def require_program(name: str) -> str:
+    """The path of system program ``name``, or the test fails saying what to install."""
+    path = find_program(name)
+    if path is None:
+        pytest.fail(missing_program_message(name), pytrace=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def dot_program() -> str:
+    """graphviz's dot, which every picture needs."""
+    return require_program("dot")
+
+
+@pytest.fixture(scope="session")
+def chromium_program() -> str:
+    """Headless Chromium, which the report test opens report.html in."""
+    return require_program("chromium")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A test that draws without dot fails with the one line naming the fix, not a traceback."""
+    from flipcheck.render import DotNotFoundError
+
+    try:
+        return (yield)
+    except DotNotFoundError as error:
+        pytest.fail(str(error), pytrace=False)

@@ -27,8 +27,8 @@ examples:
   flipcheck demo                                  what `make demo` runs (about 2 minutes on 2 cores)
   flipcheck demo --cases 20000 --out /tmp/demo    a quicker tour
 
-exit codes: 0 the engines show no violation and the seed's algorithm is caught in every suite,
-1 otherwise, 2 bad option.
+exit codes: 0 the engines show no violation and the seed's algorithm is caught and drawn in every
+suite, 1 otherwise, 2 bad option or graphviz's dot missing (checked before any work).
 """
 
 # The seed's second Appendix algorithm as written, per suite: the buggy design the demo must catch
@@ -88,10 +88,14 @@ def run(args) -> int:
     from flipcheck.spark_session import DEFAULT_MASTER, start_spark, stop_spark, valid_master
     from flipcheck.suites import available_suites, get_suite
     from flipcheck.sweep import plan_sweep
+    from flipcheck.system_tools import find_program, missing_program_message
 
     master = args.master or DEFAULT_MASTER
     if not valid_master(master):
         raise UsageError(f"--master {master!r} is not a Spark master URL")
+    if find_program("dot") is None:
+        # The demo's point is its pictures: say what is missing before minutes of sweeping.
+        raise UsageError(missing_program_message("dot"))
     suites = [name for name in available_suites() if name in FLIP147_SUITES]
     try:
         random_spec = plan_sweep(suites, None, cases=args.cases, seed=args.seed,
@@ -128,7 +132,8 @@ def run(args) -> int:
     engine_violations = sum(t["violations"] for t in random_summary["targets"] if (t["suite"], t["algorithm"]) in engines)
     seeds = [t for t in random_summary["targets"] if SEED_ALGORITHMS.get(t["suite"]) == t["algorithm"]]
     caught = all(t["violations"] for t in seeds)
-    ok = engine_violations == 0 and caught and exhaustive_summary["violations"] == 0 and proved
+    drawn = _say_pictures(say, [(sweep_dir, random_summary), (exhaustive_dir, exhaustive_summary)])
+    ok = engine_violations == 0 and caught and exhaustive_summary["violations"] == 0 and proved and drawn
     verdicts = ", ".join(f"{t['suite']}/{t['algorithm']}: {'caught' if t['violations'] else 'NOT caught'}" for t in seeds)
     say(f"\nengines: {engine_violations} violations; {verdicts}; "
         f"exhaustive: {exhaustive_summary['violations']} violations")
@@ -136,3 +141,18 @@ def run(args) -> int:
     say(f"report: {(sweep_dir / 'report.html').resolve()}")
     sys.stdout.flush()
     return 0 if ok else 1
+
+
+def _say_pictures(say, sweeps) -> bool:
+    """List where every counterexample picture is; False when one could not be drawn."""
+    say("\npictures (minimised counterexamples; each is also in its sweep's report.html):")
+    drawn = True
+    for directory, summary in sweeps:
+        for cex in summary["counterexamples"]:
+            label = f"{cex['suite']}/{cex['algorithm']} {cex['property']}"
+            if cex["picture"]:
+                say(f"   {label}: {(directory / cex['picture']).resolve()}")
+            else:
+                drawn = False
+                say(f"   {label}: NOT DRAWN ({cex.get('picture_error', 'no picture')})")
+    return drawn

@@ -152,6 +152,10 @@ def print_result(summary: dict, out_dir: str, stream=None) -> None:
         where = Path(out_dir) / (cex["picture"] or cex["json"])
         stream.write(f"counterexample {cex['suite']}/{cex['algorithm']} {cex['property']}: {cex['case_id']} minimised "
                      f"to {cex['size']} {cex['size_unit']}: {where}\n")
+    undrawn = next((cex["picture_error"] for cex in summary["counterexamples"] if cex.get("picture_error")), None)
+    if undrawn:
+        # The verdict stands without pictures, but nobody should think they were drawn.
+        sys.stderr.write(f"flipcheck: counterexamples not drawn: {undrawn}\n")
     stream.write(f"{summary['cases']:,} cases, {summary['violations']:,} violations, "
                  f"{summary['cases_per_second'] or 0:,.0f} cases/s, {summary['wall_seconds']:.1f} s\n")
     stream.write(f"report: {Path(out_dir) / 'report.html'}\n")

@@ -2,7 +2,6 @@
 the message-sequence chart."""
 
 import json
-import shutil
 import subprocess
 import sys
 
@@ -94,8 +93,7 @@ def test_flinks_tracker_quirk_is_reported(capsys):
     assert code == 1 and json.loads(out)["triggered"] == [2, 1] and "triggered_ids_increase" in err
 
 
-@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz dot not installed")
-def test_render_writes_an_svg_chart(capsys, tmp_path):
+def test_render_writes_an_svg_chart(capsys, tmp_path, dot_program):
     target = tmp_path / "chart.svg"
     code, _, _ = run_cli(capsys, "--channels", "2", "--mode", "aligned", "--render", str(target), "B1@0", "D@1", "E@1")
     assert code == 0

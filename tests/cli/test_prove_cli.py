@@ -95,22 +95,23 @@ def test_missing_file_exits_2(capsys, tmp_path):
     assert out == "" and "cannot read file" in err
 
 
-def test_render_draws_the_counterexample_or_says_rendering_is_unavailable(graph_file, capsys, tmp_path):
+def test_render_draws_the_counterexample(graph_file, capsys, tmp_path, dot_program):
+    picture = tmp_path / "cex.svg"
+    code = main(["prove", "--algorithm", "wiki-b", "--render", str(picture), graph_file(FIGURE1)])
+    _, err = capsys.readouterr()
+    assert code == 1 and picture.read_text().lstrip().startswith(("<?xml", "<svg"))
+    assert f"drawn to {picture}" in err
+
+
+def test_render_without_dot_is_one_line_naming_the_fix(graph_file, capsys, tmp_path, monkeypatch):
+    from flipcheck import render
+
+    monkeypatch.setattr(render, "find_program", lambda name: None)
     picture = tmp_path / "cex.svg"
     code = main(["prove", "--algorithm", "wiki-b", "--render", str(picture), graph_file(FIGURE1)])
     out, err = capsys.readouterr()
-    try:
-        from flipcheck.render import render_plan_graph  # noqa: F401
-        import shutil
-
-        drawable = shutil.which("dot") is not None
-    except ImportError:
-        drawable = False
-    if drawable:
-        assert code == 1 and picture.read_text().lstrip().startswith(("<?xml", "<svg"))
-        assert f"drawn to {picture}" in err
-    else:
-        assert code == 2 and out == "" and ("rendering unavailable" in err or "dot" in err)
+    assert code == 2 and len(err.splitlines()) == 1 and "apt-get install graphviz" in err
+    assert not picture.exists()
 
 
 def test_render_is_not_written_when_proved(capsys, tmp_path):

@@ -1,7 +1,6 @@
 """`flipcheck render` and `flipcheck import-plan` from the outside: exit codes, outputs, one-line errors."""
 
 import json
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -19,7 +18,7 @@ FIGURE1 = {
     "edges": [{"source": "A", "target": "C", "pattern": "ALL_TO_ALL"}, {"source": "B", "target": "C", "pattern": "ALL_TO_ALL"}],
     "states": {"A": ["FINISHED"]},
 }
-needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz's dot is not installed")
+needs_dot = pytest.mark.usefixtures("dot_program")
 
 
 @pytest.fixture
@@ -74,7 +73,7 @@ def test_render_malformed_graph(tmp_path, capsys):
 
 
 def test_render_without_dot_names_the_fix(figure1, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(render.shutil, "which", lambda name: None)
+    monkeypatch.setattr(render, "find_program", lambda name: None)
     assert main(["render", figure1, "--out", str(tmp_path / "x.svg")]) == 2
     _one_line_error(capsys, "apt-get install graphviz")
 

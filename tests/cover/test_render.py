@@ -2,7 +2,7 @@
 
 import random
 import re
-import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from collections import Counter
 
@@ -30,7 +30,7 @@ from flipcheck.render import (
 
 FIGURE1 = JobGraph.build([("C", 1), ("A", 1), ("B", 1)], [("A", "C", ALL_TO_ALL), ("B", "C", ALL_TO_ALL)],
                          states={"A": [FINISHED]})
-needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz's dot is not installed")
+needs_dot = pytest.mark.usefixtures("dot_program")
 
 _NODE = re.compile(r"^\s*(v(\d+)g\d+) \[(.*)\]$")
 _EDGE = re.compile(r"^\s*(\S+) -> (\S+) \[(.*)\]$")
@@ -248,7 +248,7 @@ def test_output_format_comes_from_the_extension():
 
 
 def test_missing_dot_is_a_one_line_error_naming_the_fix(monkeypatch, tmp_path):
-    monkeypatch.setattr(render.shutil, "which", lambda name: None)
+    monkeypatch.setattr(render, "find_program", lambda name: None)
     with pytest.raises(render.DotNotFoundError, match="apt-get install graphviz") as error:
         render_plan_graph(FIGURE1, "flink", str(tmp_path / "x.svg"))
     assert "\n" not in str(error.value)
@@ -281,17 +281,15 @@ def test_a_difference_inside_a_mixed_group_stays_visible():
     assert all(_attribute(a, "color") == "black" for a in others)
 
 
-@needs_dot
-def test_dot_lays_out_every_vertex_subtasks_top_to_bottom_in_index_order():
+def test_dot_lays_out_every_vertex_subtasks_top_to_bottom_in_index_order(dot_program):
     from flipcheck.generators.choices import SeededChooser
     from flipcheck.generators.job_graphs import generate_job_graph
-    import graphviz
-
     for case in range(25):
         graph = generate_job_graph(SeededChooser.for_case("render-order", case), max_vertices=6, max_parallelism=12)
         source = plan_dot_source(graph, "flink")
         heights = {}
-        for line in graphviz.Source(source).pipe(format="plain").decode().splitlines():
+        layout = subprocess.run([dot_program, "-Tplain"], input=source.encode(), capture_output=True, check=True)
+        for line in layout.stdout.decode().splitlines():
             parts = line.split()
             if parts[0] == "node" and _NODE.match(f"{parts[1]} []"):
                 heights[parts[1]] = float(parts[3])

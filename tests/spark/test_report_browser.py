@@ -3,7 +3,6 @@ has a size, the inline plots lay out, and nothing is fetched from the network.""
 
 import json
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -11,8 +10,6 @@ import pytest
 from flipcheck.sweep import plan_sweep, run_sweep
 
 pytestmark = [pytest.mark.spark, pytest.mark.browser]
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 # Appended to a copy of the report: after every image settled, write what the page looks like
 # into the DOM, which --dump-dom prints.
@@ -35,15 +32,15 @@ window.addEventListener("load", () => {
 """
 
 
-def _chromium(tmp_path, *arguments):
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+def _chromium(chromium, tmp_path, *arguments):
+    command = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                f"--user-data-dir={tmp_path / 'profile'}", *arguments]
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture(scope="module")
-def report(spark, tmp_path_factory):
+def report(spark, tmp_path_factory, dot_program):
     out = tmp_path_factory.mktemp("report")
     spec = plan_sweep(["plan", "barriers"], None, cases=1500, seed="browser",
                       extra_targets=[("plan", "wiki-b"), ("barriers", "eop-aborts-pending")])
@@ -52,12 +49,11 @@ def report(spark, tmp_path_factory):
     return out, summary
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
-def test_pictures_and_plots_render_in_headless_chromium(report, tmp_path):
+def test_pictures_and_plots_render_in_headless_chromium(report, tmp_path, chromium_program):
     out, summary = report
     probe = out / "report-probe.html"
     probe.write_text((out / "report.html").read_text().replace("</body>", PROBE + "</body>"))
-    result = _chromium(tmp_path, "--virtual-time-budget=10000", "--dump-dom", probe.as_uri())
+    result = _chromium(chromium_program, tmp_path, "--virtual-time-budget=10000", "--dump-dom", probe.as_uri())
     match = re.search(r'<pre id="probe">(.*?)</pre>', result.stdout, re.S)
     assert match, result.stderr[-2000:]
     page = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&"))
@@ -72,22 +68,20 @@ def test_pictures_and_plots_render_in_headless_chromium(report, tmp_path):
         assert plot["width"] > 100 and plot["height"] > 100 and plot["marks"] > 0, plot
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
-def test_screenshot_of_the_report(report, tmp_path):
+def test_screenshot_of_the_report(report, tmp_path, chromium_program):
     out, _ = report
     shot = tmp_path / "report.png"
-    _chromium(tmp_path, "--window-size=1200,3000", f"--screenshot={shot}", (out / "report.html").as_uri())
+    _chromium(chromium_program, tmp_path, "--window-size=1200,3000", f"--screenshot={shot}", (out / "report.html").as_uri())
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG") and len(data) > 50_000  # a blank page compresses to a few kB
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
-def test_the_probe_notices_a_broken_picture(report, tmp_path):
+def test_the_probe_notices_a_broken_picture(report, tmp_path, chromium_program):
     """Control: the same check on a copy whose first picture is corrupt reports it."""
     out, _ = report
     broken = out / "report-broken.html"
     text = (out / "report.html").read_text().replace("data:image/svg+xml;base64,", "data:image/svg+xml;base64,AAAA", 1)
     broken.write_text(text.replace("</body>", PROBE + "</body>"))
-    result = _chromium(tmp_path, "--virtual-time-budget=10000", "--dump-dom", broken.as_uri())
+    result = _chromium(chromium_program, tmp_path, "--virtual-time-budget=10000", "--dump-dom", broken.as_uri())
     page = json.loads(re.search(r'<pre id="probe">(.*?)</pre>', result.stdout, re.S).group(1).replace("&quot;", '"'))
     assert page["images"][0]["width"] == 0 and all(image["width"] > 50 for image in page["images"][1:])
