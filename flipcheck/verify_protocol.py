@@ -30,7 +30,7 @@ from flipcheck.drivers import hypothesis_driver, seeded_driver
 from flipcheck.generators.choices import SeededChooser, choice
 from flipcheck.generators.protocol import EXAMPLE_GRAPHS, example_graph, random_walk
 from flipcheck.model.barriers import MODES
-from flipcheck.properties.job_explore import explore_job
+from flipcheck.properties.job_explore import GRAPH_PROPERTIES, explore_job
 from flipcheck.model.job import describe_label
 from flipcheck.properties.job_properties import JOB_PROPERTIES, check_trace
 from flipcheck.properties.violation import Violation
@@ -275,14 +275,32 @@ def explore_case(config: Configuration, variant: str = CORRECT_PROTOCOL) -> tupl
 
 
 def minimise_case(case, variant: str, prop: str):
-    """The shortest trace violating ``prop`` in the case's configuration (breadth-first), or the
-    case itself when the bounded exploration does not reach it."""
+    """The shortest trace violating ``prop`` in the smallest configuration that shows it: the
+    case's graph and mode with no more records, checkpoints or failures than the case, smallest
+    first, each explored breadth-first until that property's shortest trace is known. The case
+    itself when no bounded exploration reaches it."""
     config = _configuration(case)
-    result = explore_job(config.job(variant), max_states=_MAX_STATES)
-    for c in result.counterexamples:  # shortest first
-        if c.property == prop:
-            return Trace(config, tuple(c.labels), tuple(c.cycle))
+    for smaller in _smaller_configurations(config):
+        bound = _MAX_STATES if smaller == config else _MINIMISE_MAX_STATES
+        result = explore_job(smaller.job(variant), max_states=bound, shortest_of=prop,
+                             liveness=prop in GRAPH_PROPERTIES)
+        for c in result.counterexamples:  # shortest first
+            if c.property == prop:
+                return Trace(smaller, tuple(c.labels), tuple(c.cycle))
     return case
+
+
+# A smaller configuration than the case's is explored up to this many states while minimising;
+# most are explored completely well below it (the case's own configuration gets _MAX_STATES).
+_MINIMISE_MAX_STATES = 200_000
+
+
+def _smaller_configurations(config: Configuration) -> list[Configuration]:
+    """``config`` and every configuration below it, fewest records + checkpoints + failures first."""
+    smaller = [config._replace(records=r, checkpoints=c, failures=f)
+               for r in range(config.records + 1) for c in range(1, config.checkpoints + 1)
+               for f in range(config.failures + 1)]
+    return sorted(smaller, key=lambda c: (c.records + c.checkpoints + c.failures, c.failures, c.checkpoints, c.records))
 
 
 def _as_trace(case, variant: str) -> Trace:

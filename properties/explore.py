@@ -188,6 +188,7 @@ def explore_graph(
     canonical: Callable[[Hashable], Hashable] | None = None,
     max_states: int | None = None,
     stop_at_first: bool = False,
+    stop_when: Callable[[StateGraph], bool] | None = None,
     edges: bool = True,
     progress: Callable[[StateGraph, float], None] | None = None,
     progress_every: float = 2.0,
@@ -198,8 +199,10 @@ def explore_graph(
     ``property`` attribute (its name; :class:`~flipcheck.properties.violation.Violation`).
     ``is_final(state)``: a state without steps that is *not* a deadlock. ``canonical(state)``
     maps each successor to the representative stored. The search stops after ``max_states``
-    distinct states (``complete`` is then false), or at the first problem with
-    ``stop_at_first``. ``progress(graph, seconds)`` is called every ``progress_every`` seconds.
+    distinct states (``complete`` is then false), at the first problem with ``stop_at_first``, or
+    once ``stop_when(graph)`` holds (checked after each expanded state, so what was found before
+    is exactly what a full search finds first). ``progress(graph, seconds)`` is called every
+    ``progress_every`` seconds.
 
     >>> def successors(n):                      # 0 -> 1 -> 2 -> 1 ...; 3 is a dead end
     ...     return {0: [("a", 1, []), ("b", 3, [])], 1: [("c", 2, [])], 2: [("d", 1, [])]}.get(n, [])
@@ -241,7 +244,7 @@ def explore_graph(
     i = 0
     transitions = 0
     while i < len(states):
-        if stop_at_first and problems:
+        if (stop_at_first and problems) or (stop_when is not None and stop_when(graph)):
             break
         state = states[i]
         d = depth[i] + 1

@@ -58,7 +58,7 @@ from .job_properties import (
 )
 from .violation import Violation
 
-__all__ = ["Counterexample", "TraceStep", "JobExploration", "explore_job", "replay", "simulate", "end_state",
+__all__ = ["Counterexample", "TraceStep", "JobExploration", "GRAPH_PROPERTIES", "explore_job", "replay", "simulate", "end_state",
            "canonical"]
 
 
@@ -165,16 +165,25 @@ def _checked_successors(job: Job):
 
 
 def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool = False, liveness: bool = True,
+                shortest_of: str | None = None,
                 progress: Callable[[StateGraph, float], None] | None = None) -> JobExploration:
     """Explore ``job`` exhaustively (up to ``max_states``) and check every property.
 
     ``stop_at_first`` ends the search at the first step/state violation (the graph properties
     then are not judged). ``liveness=False`` skips the graph properties and keeps no edges.
+    ``shortest_of=PROPERTY`` ends the search as soon as the shortest counterexample of that step,
+    state or deadlock property is known: the same trace a full search reports for it, found
+    without exploring the rest (a graph property still needs the whole graph).
     """
+    stop_when = None
+    if shortest_of == NO_DEADLOCK:
+        stop_when = lambda graph: bool(graph.deadlocks)  # noqa: E731
+    elif shortest_of is not None and shortest_of not in GRAPH_PROPERTIES:
+        stop_when = lambda graph: shortest_of in graph.problems  # noqa: E731
     graph = explore_graph([initial_state(job)], _checked_successors(job), is_final=lambda s: is_end(job, s),
                           check_state=lambda s: check_state(job, s) if is_end(job, s) else (),
                           canonical=lambda s: _canonical(job, s)[0], max_states=max_states, stop_at_first=stop_at_first,
-                          edges=liveness, progress=progress)
+                          stop_when=stop_when, edges=liveness, progress=progress)
     found = []
     for name, (i, label, problems) in graph.problems.items():
         labels = graph.path_to(i)[0] + ([label] if label is not None else [])
@@ -208,6 +217,10 @@ def _label_at(job: Job, graph: StateGraph, position: int) -> tuple:
         if n == k:
             return label
     raise AssertionError("edge not found")
+
+
+# Judged on the complete reachable graph (_liveness), never on a prefix of the search.
+GRAPH_PROPERTIES = frozenset({END_REACHABLE, AFTER_ABORT})
 
 
 def _liveness(job: Job, graph: StateGraph) -> list[Counterexample]:

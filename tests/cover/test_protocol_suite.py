@@ -50,3 +50,35 @@ def test_a_minimised_trace_replays_by_id_and_is_rechecked(capsys, tmp_path):
     assert properties and "crash" not in properties
     assert replayed["case"]["steps"] == len(replayed["case"]["trace"]) <= 5
     assert "violated" in picture.read_text()
+
+
+def test_minimising_looks_in_smaller_configurations_first():
+    """A wiki-b-trigger schedule of twin with 2 records and 3 checkpoints dangles a transaction;
+    the minimised trace shows it with no record and one checkpoint, and still violates it."""
+    from flipcheck.verify_protocol import Configuration, minimise_case
+
+    large = Configuration("twin", "at-least-once", 2, 3, 0)
+    small = minimise_case(large, "wiki-b-trigger", "no_dangling_transaction")
+    assert isinstance(small, Trace)
+    assert (small.config.records, small.config.checkpoints, small.config.failures) < (2, 3, 0)
+    assert small.config._replace(records=2, checkpoints=3, failures=0) == large
+    found = SUITE.space("x").check(small, "wiki-b-trigger").violations
+    assert "no_dangling_transaction" in {v.property for v in found}
+
+
+def test_stopping_at_a_propertys_shortest_trace_gives_the_full_searchs_trace():
+    from flipcheck.properties.job_explore import GRAPH_PROPERTIES, explore_job
+    from flipcheck.verify_protocol import Configuration
+
+    cases = [(Configuration("pair", "aligned", 1, 1, 0), "pre-flip-147"),          # step and state properties
+             (Configuration("twin", "aligned", 0, 1, 0), "trigger-sources-only")]  # a deadlock, a graph property
+    for config, variant in cases:
+        job = config.job(variant)
+        full = explore_job(job)
+        assert full.complete and len(full.counterexamples) >= 2
+        for counterexample in full.counterexamples:
+            graph_property = counterexample.property in GRAPH_PROPERTIES
+            early = explore_job(job, shortest_of=counterexample.property, liveness=graph_property)
+            same = [c for c in early.counterexamples if c.property == counterexample.property]
+            assert same and same[0].labels == counterexample.labels, counterexample.property
+            assert early.states < full.states or graph_property, counterexample.property
