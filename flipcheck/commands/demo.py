@@ -24,7 +24,7 @@ summary.json, counterexamples/, report.html). The last line is the path of the m
 """
 EPILOG = """\
 examples:
-  flipcheck demo                                  what `make demo` runs (about 2 minutes on 2 cores)
+  flipcheck demo                                  what `make demo` runs (about 3 minutes on 2 cores)
   flipcheck demo --cases 20000 --out /tmp/demo    a quicker tour
 
 exit codes: 0 the engines show no violation and the seed's algorithm is caught and drawn in every
@@ -114,19 +114,24 @@ def run(args) -> int:
     names = ", ".join(f"{t.suite}/{t.algorithm} ({t.cases:,})" for t in random_spec.targets)
     say(f"1. Spark sweep on {master}: random cases of {names}")
     out.mkdir(parents=True, exist_ok=True)
+    clock = _PhaseClock()
     spark = start_spark(master, "flipcheck demo", log_path=str(out / "spark.log"))
+    clock.lap("Spark start")
     try:
         random_summary = run_spec(random_spec, str(sweep_dir), master, spark=spark)
+        clock.lap("random sweep with minimising and drawing")
         print_result(random_summary, str(sweep_dir))
         say(f"\n2. exhaustive plan sweep: every job graph with <= {args.max_vertices} vertices and parallelism "
             f"<= {args.max_parallelism}")
         exhaustive_summary = run_spec(exhaustive_spec, str(exhaustive_dir), master, spark=spark)
+        clock.lap("exhaustive sweep")
         print_result(exhaustive_summary, str(exhaustive_dir))
     finally:
         stop_spark(spark)
 
     say("\n3. z3: Flink's plan calculator equals the specification for every task-state assignment")
     proved = _prove_examples(say)
+    clock.lap("z3 proofs")
 
     engines = {(name, get_suite(name).engine) for name in suites}
     engine_violations = sum(t["violations"] for t in random_summary["targets"] if (t["suite"], t["algorithm"]) in engines)
@@ -137,10 +142,31 @@ def run(args) -> int:
     verdicts = ", ".join(f"{t['suite']}/{t['algorithm']}: {'caught' if t['violations'] else 'NOT caught'}" for t in seeds)
     say(f"\nengines: {engine_violations} violations; {verdicts}; "
         f"exhaustive: {exhaustive_summary['violations']} violations")
+    say(f"time: {clock}")
     say(f"exhaustive report: {(exhaustive_dir / 'report.html').resolve()}")
     say(f"report: {(sweep_dir / 'report.html').resolve()}")
     sys.stdout.flush()
     return 0 if ok else 1
+
+
+class _PhaseClock:
+    """Wall seconds per phase, for the demo's closing "time:" line."""
+
+    def __init__(self):
+        import time
+
+        self._now = time.perf_counter
+        self._started = self._last = self._now()
+        self._laps: list[tuple[str, float]] = []
+
+    def lap(self, phase: str) -> None:
+        now = self._now()
+        self._laps.append((phase, now - self._last))
+        self._last = now
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"{phase} {seconds:.0f} s" for phase, seconds in self._laps)
+        return f"{parts}; {self._now() - self._started:.0f} s in all"
 
 
 def _say_pictures(say, sweeps) -> bool:

@@ -23,3 +23,8 @@ def test_demo_sweeps_every_suite_catches_wiki_b_and_prints_the_report(tmp_path, 
         pictures = list((tmp_path / "sweep" / "counterexamples").glob(prefix + "*.svg"))
         assert pictures and all(p.read_text().lstrip().startswith(("<?xml", "<svg")) for p in pictures)
     assert "proved: for every job graph with <= 2 vertices" in result.stdout
+    # Every picture is listed by its path, and each listed path is a drawing.
+    listed = [Path(line.rsplit(": ", 1)[1]) for line in lines if line.startswith("   ") and line.endswith(".svg")]
+    assert len(listed) >= 2 and all(p.is_absolute() and p.read_text().lstrip().startswith(("<?xml", "<svg"))
+                                    for p in listed)
+    assert "NOT DRAWN" not in result.stdout and any(line.startswith("time: Spark start") for line in lines)
