@@ -85,13 +85,12 @@ def run(args) -> int:
 
     from flipcheck.commands.sweep import print_result, run_spec
     from flipcheck.errors import UsageError
-    from flipcheck.spark_session import DEFAULT_MASTER, start_spark, stop_spark, valid_master
+    from flipcheck.spark_session import DEFAULT_MASTER, check_master, start_spark, stop_spark
     from flipcheck.suites import available_suites, get_suite
     from flipcheck.sweep import plan_sweep
 
     master = args.master or DEFAULT_MASTER
-    if not valid_master(master):
-        raise UsageError(f"--master {master!r} is not a Spark master URL")
+    check_master(master)
     suites = [name for name in available_suites() if name in FLIP147_SUITES]
     try:
         random_spec = plan_sweep(suites, None, cases=args.cases, seed=args.seed,

@@ -90,9 +90,9 @@ def configure(parser) -> None:
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory (created; resumed if it holds this sweep)")
 
 
-def _options(args):
+def _options(args, conf: dict):
     from flipcheck.errors import UsageError
-    from flipcheck.spark_session import DEFAULT_MASTER, valid_master
+    from flipcheck.spark_session import DEFAULT_MASTER, check_master
 
     if not args.exhaustive and (args.max_vertices is not None or args.max_parallelism is not None):
         raise UsageError("--max-vertices and --max-parallelism need --exhaustive")
@@ -101,8 +101,7 @@ def _options(args):
     if not args.exhaustive and args.cases is None:
         raise UsageError("give either --cases N (with --seed S) or --exhaustive")
     master = args.master or DEFAULT_MASTER
-    if not valid_master(master):
-        raise UsageError(f"--master {master!r} is not a Spark master URL (local[*], local[N], spark://HOST:PORT, yarn, k8s://...)")
+    check_master(master, conf)
     return master
 
 
@@ -161,6 +160,7 @@ def print_result(summary: dict, out_dir: str, stream=None) -> None:
 def run_spec(spec, out_dir: str, master: str, spark=None, conf: dict | None = None) -> dict:
     """Run a sweep with a progress bar; refusals and Spark failures become one-line errors."""
     from flipcheck.errors import InputError, UsageError
+    from flipcheck.spark_session import spark_error_line
     from flipcheck.sweep import Progress, SweepRefused, run_sweep
 
     progress = Progress(spec.total_cases)
@@ -173,13 +173,12 @@ def run_spec(spec, out_dir: str, master: str, spark=None, conf: dict | None = No
     except Exception as error:  # noqa: BLE001 - Py4J / PySpark errors: one line, not a JVM stack trace
         if type(error).__module__.split(".")[0] not in ("py4j", "pyspark"):
             raise
-        first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
-        raise UsageError(f"Spark failed on {master}: {first[:300]} (details: {out_dir}/spark.log)") from None
+        raise UsageError(f"Spark failed on {master}: {spark_error_line(error)} (details: {out_dir}/spark.log)") from None
 
 
 def run(args) -> int:
-    master = _options(args)
     conf = spark_conf(args.conf)
+    master = _options(args, conf)
     spec = build_spec(args)
     summary = run_spec(spec, args.out, master, conf=conf)
     print_result(summary, args.out)
