@@ -58,10 +58,11 @@ examples:
   flipcheck sweep --suite plan --variant wiki-b --cases 20000 --seed 1 --out out/wiki-b
   flipcheck sweep --suite plan --exhaustive --max-vertices 4 --max-parallelism 3 --out out/exh
   flipcheck sweep --suite all --cases 1000000 --seed 7 --master spark://10.0.0.5:7077 --out /shared/s7
-  flipcheck sweep --suite plan --cases 10000000 --seed 8 --master yarn --out /nfs/s8 \
-      --conf spark.archives=hdfs:///apps/flipcheck-venv.tar.gz#environment \
-      --conf spark.pyspark.python=./environment/bin/python          (docs/sweep.md: clusters)
-  flipcheck replay plan:1:4711 --algorithm wiki-b
+                                                       (needs a Spark cluster: docs/sweep.md, clusters)
+  flipcheck sweep --suite plan --cases 10000000 --seed 8 --master yarn --out /nfs/s8 \\
+      --conf spark.archives=hdfs:///apps/flipcheck-venv.tar.gz#environment \\
+      --conf spark.pyspark.python=./environment/bin/python       (needs a Spark cluster, as above)
+  flipcheck replay plan:1:4711 --algorithm wiki-b      one case again, by id: a violation, exit 1
 
 progress (stderr): cases done, violations so far, cases per second, ETA.
 exit codes: 0 no violation, 1 violations found, 2 bad option or an output directory holding
