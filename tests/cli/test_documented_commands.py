@@ -1,0 +1,45 @@
+"""Every command README.md and the `--help` pages show runs and exits as documented (the
+convention is in tests/documented_commands.py and README.md). The quick ones run here; slow
+ones in tests/slow, those that start Spark in tests/spark."""
+
+import pytest
+
+from documented_commands import SLOW, assert_ran_as_documented, documented_examples, grouped
+from flipcheck.cli import COMMANDS
+
+EXAMPLES = documented_examples()
+QUICK = grouped([e for e in EXAMPLES if not e.uses_spark and not e.is_slow])
+
+
+def test_every_source_of_examples_is_read():
+    sources = {e.source for e in EXAMPLES}
+    assert {"README.md", "flipcheck --help"} <= sources
+    # plan has its examples in `flipcheck --help`; every other subcommand has its own
+    assert sources - {"README.md", "flipcheck --help"} == {f"flipcheck {name} --help" for name in COMMANDS} - {
+        "flipcheck plan --help"}
+    assert len([e for e in EXAMPLES if e.source == "README.md"]) == 11
+
+
+def test_examples_not_run_are_the_cluster_templates_only():
+    not_run = [e.command for e in EXAMPLES if e.needs]
+    assert len(not_run) == 3, not_run
+    assert all("--master" in command or "curl" in command for command in not_run)
+
+
+def test_every_slow_entry_names_an_example():
+    for prefix in SLOW:
+        assert any(e.normalised.startswith(prefix) for e in EXAMPLES), prefix
+
+
+def test_an_example_is_read_with_its_documented_exit_code():
+    by_command = {e.normalised: e for e in EXAMPLES}
+    assert by_command["flipcheck barriers --channels 2 --mode aligned B1@0 D@1 E@1"].expected_exit == 0
+    assert by_command["flipcheck verify --suite plan --variant wiki-b --json"].expected_exit == 1
+    yarn = next(e for e in EXAMPLES if "--master yarn" in e.command)
+    assert yarn.needs == "a Spark cluster" and yarn.command.endswith("--conf spark.pyspark.python=./environment/bin/python")
+
+
+@pytest.mark.parametrize("source", sorted(QUICK))
+def test_quick_documented_examples_exit_as_documented(source, tmp_path, request):
+    ran = assert_ran_as_documented(QUICK[source], tmp_path, request)
+    assert len(ran) == len(QUICK[source])
