@@ -1,6 +1,7 @@
 """`--master` URLs are checked as Spark checks them, before a JVM or a progress bar starts, and an
 unreachable standalone master is one line naming it (no JVM: nothing listens on the port)."""
 
+import io
 import socket
 
 import pytest
@@ -133,3 +134,19 @@ def test_an_unreachable_master_is_named_in_one_line_after_saying_what_is_awaited
     assert status == f"connecting to Spark master {master} (up to 15 s)..."
     assert error == (f"flipcheck {command}: --master {master!r}: no Spark master reachable: "
                      f"127.0.0.1:{port} connection refused; 127.0.0.1:1 connection refused")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_on_a_terminal_the_status_line_is_erased_before_the_error():
+    from flipcheck.errors import UsageError
+    from flipcheck.spark_session import start_spark
+
+    master = f"spark://127.0.0.1:{_closed_port()}"
+    terminal = _Terminal()
+    with pytest.raises(UsageError, match="no Spark master reachable"):
+        start_spark(master, status=terminal)
+    assert terminal.getvalue() == f"connecting to Spark master {master} (up to 15 s)...\r\033[K"
