@@ -55,7 +55,7 @@ same DIR is refused.
 
 examples:
   flipcheck sweep --suite all --cases 100000 --seed 1 --out out/sweep
-  flipcheck sweep --suite plan --variant wiki-b --cases 20000 --seed 1 --out out/wiki-b
+  flipcheck sweep --suite plan --variant wiki-b --cases 20000 --seed 1 --out out/wiki-b    violations: exit 1
   flipcheck sweep --suite plan --exhaustive --max-vertices 4 --max-parallelism 3 --out out/exh
   flipcheck sweep --suite all --cases 1000000 --seed 7 --master spark://10.0.0.5:7077 --out /shared/s7
                                                        (needs a Spark cluster: docs/sweep.md, clusters)

@@ -43,3 +43,18 @@ def test_an_example_is_read_with_its_documented_exit_code():
 def test_quick_documented_examples_exit_as_documented(source, tmp_path, request):
     ran = assert_ran_as_documented(QUICK[source], tmp_path, request)
     assert len(ran) == len(QUICK[source])
+
+
+def test_spark_examples_are_cheaper_only_by_the_documented_equivalences():
+    from documented_commands import cheaper
+
+    by_command = {e.normalised: e for e in EXAMPLES}
+    readme_sweep = by_command["flipcheck sweep --suite all --cases 100000 --seed 1 --out out/s1"]
+    assert cheaper(readme_sweep) == "flipcheck sweep --suite all --cases 2000 --seed 1 --out out/s1"
+    wiki_b = next(e for e in EXAMPLES if "--variant wiki-b --cases 20000" in e.command)
+    assert wiki_b.expected_exit == 1 and cheaper(wiki_b) == wiki_b.normalised  # a violation may need every case
+    assert cheaper(by_command["flipcheck demo"]) == "flipcheck demo --cases 20000"
+    exhaustive = next(e for e in EXAMPLES if "--exhaustive" in e.command)
+    assert cheaper(exhaustive) == "flipcheck sweep --suite plan --exhaustive --max-vertices 4 --max-parallelism 2 --out out/exh"
+    changed = [e for e in EXAMPLES if not e.needs and cheaper(e) != e.normalised]
+    assert all(e.uses_spark for e in changed) and len(changed) == 4
