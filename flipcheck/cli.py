@@ -33,9 +33,13 @@ COMMANDS = {
 EPILOG = """\
 examples:
   flipcheck plan examples/graphs/figure1.json           the checkpoint plan as a table
-  flipcheck plan --json --algorithm wiki-b g.json       one JSON object per input file
-  flipcheck prove --algorithm wiki-b g.json             z3: algorithm == spec for all 2^tasks states
-  flipcheck render g.json --out g.svg                   picture of the execution graph and plan
+  flipcheck plan --json --algorithm wiki-b examples/graphs/figure1.json
+                                                        one JSON object per input file
+  flipcheck prove --algorithm wiki-b examples/graphs/figure1.json
+                                                        z3: algorithm == spec for all 2^tasks
+                                                        states? No: a counterexample, exit 1
+  flipcheck render examples/graphs/figure1.json --out figure1.svg
+                                                        picture of the execution graph and plan
 
 exit codes: 0 ok / proved, 1 a property is violated (counterexample printed), 2 bad input or option.
 """

@@ -398,22 +398,21 @@ def run_sweep(spec: SweepSpec, out_dir: str, *, master: str | None = None, spark
         done = sum(sum(b.stop - b.start for b in chunks[n]) for n in done_chunks)
         violations = sum(json.loads((run.chunk_dir(n) / "_chunk.json").read_text())["violations"] for n in done_chunks)
         fresh = 0
-        if progress:
-            progress(done, violations, fresh, not todo)
-        if todo:
-            owned = spark is None
+        owned = spark is None and bool(todo)
+        if owned:  # before the first progress line, so a master that fails to start is the only line
+            spark = start_spark(master or DEFAULT_MASTER, "flipcheck sweep", log_path=str(out / "spark.log"), conf=conf)
+        try:
+            if progress:
+                progress(done, violations, fresh, not todo)
+            for info in _run_chunks(spark, run, chunks, todo, fault_marker):
+                done += info["cases"]
+                fresh += info["cases"]
+                violations += info["violations"]
+                if progress:
+                    progress(done, violations, fresh, len(run.committed()) == len(chunks))
+        finally:
             if owned:
-                spark = start_spark(master or DEFAULT_MASTER, "flipcheck sweep", log_path=str(out / "spark.log"), conf=conf)
-            try:
-                for info in _run_chunks(spark, run, chunks, todo, fault_marker):
-                    done += info["cases"]
-                    fresh += info["cases"]
-                    violations += info["violations"]
-                    if progress:
-                        progress(done, violations, fresh, len(run.committed()) == len(chunks))
-            finally:
-                if owned:
-                    stop_spark(spark)
+                stop_spark(spark)
         from flipcheck.sweep_summary import finalise
 
         return finalise(run.spec, out)

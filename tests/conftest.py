@@ -1,4 +1,4 @@
-"""Shared pytest configuration: hypothesis profiles.
+"""Shared pytest configuration: hypothesis profiles, and the system programs tests need (dot, Chromium).
 
 `HYPOTHESIS_PROFILE=thorough pytest` runs more examples; CI uses the default profile, whose
 derandomised runs make failures reproducible.
@@ -6,6 +6,7 @@ derandomised runs make failures reproducible.
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -20,8 +21,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 # `make install` provides graphviz's dot and `make test` headless Chromium (scripts/provide-tools.sh).
 # A test that needs one fails, with the line saying what to install, where the program is missing:
 # nothing is skipped silently.
-
-import pytest  # noqa: E402
 
 from flipcheck.system_tools import find_program, missing_program_message  # noqa: E402
 

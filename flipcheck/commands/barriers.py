@@ -26,7 +26,8 @@ examples:
   flipcheck barriers --channels 3 --mode unaligned --json B1@0 D@1 D@2 B1@1 E@2
   flipcheck barriers --channels 2 --mode unaligned --alignment-timeout 2 B1@0 D@1 D@1 D@1 B1@1
   flipcheck barriers --channels 2 --mode aligned --no-checkpoints-after-tasks-finished B1@0 E@1
-  flipcheck barriers --channels 2 --handler eop-not-aligned --render chart.svg B1@0 E@1
+  flipcheck barriers --channels 2 --mode aligned --handler eop-not-aligned --render chart.svg B1@0 E@1
+                                    a buggy handler: the violation, drawn, exit 1
 
 output (--json): one object
   {"triggered": [ids in order], "aborted": [[id, "CHECKPOINT_DECLINED_..."], ...],

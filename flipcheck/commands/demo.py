@@ -85,14 +85,13 @@ def run(args) -> int:
 
     from flipcheck.commands.sweep import print_result, run_spec
     from flipcheck.errors import UsageError
-    from flipcheck.spark_session import DEFAULT_MASTER, start_spark, stop_spark, valid_master
+    from flipcheck.spark_session import DEFAULT_MASTER, check_master, start_spark, stop_spark
     from flipcheck.suites import available_suites, get_suite
     from flipcheck.sweep import plan_sweep
     from flipcheck.system_tools import find_program, missing_program_message
 
     master = args.master or DEFAULT_MASTER
-    if not valid_master(master):
-        raise UsageError(f"--master {master!r} is not a Spark master URL")
+    check_master(master)
     if find_program("dot") is None:
         # The demo's point is its pictures: say what is missing before minutes of sweeping.
         raise UsageError(missing_program_message("dot"))

@@ -16,10 +16,12 @@ a shortest trace, printed step by step (a lasso's cycle is marked "loop").
 """
 EPILOG = """\
 examples:
-  flipcheck explore graph.json --records 1
-  flipcheck explore graph.json --mode unaligned --failures 1 --json
-  flipcheck explore graph.json --variant cancel-pending-on-finish --render trace.svg
-  flipcheck explore graph.json --records 0 --stop-with-savepoint --variant stop-without-drain-after-end-of-data
+  flipcheck explore examples/graphs/protocol-pair.json --records 1
+  flipcheck explore examples/graphs/protocol-pair.json --mode unaligned --failures 1 --json
+  flipcheck explore examples/graphs/protocol-pair.json --variant cancel-pending-on-finish --render trace.svg
+                                                    a rejected design: its shortest trace, drawn, exit 1
+  flipcheck explore examples/graphs/protocol-pair.json --records 0 --stop-with-savepoint \\
+      --variant stop-without-drain-after-end-of-data          a real bug's trace, exit 1
 
 output (--json): one object
   {"states": n, "transitions": n, "complete": true|false,

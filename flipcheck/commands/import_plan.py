@@ -25,7 +25,9 @@ tasks. See docs/import-plan.md.
 EPILOG = """\
 examples:
   curl -s localhost:8081/jobs/$JOB/plan > plan.json && flipcheck import-plan plan.json > job.json
-  flipcheck import-plan --chain execution-plan.json > job.json && flipcheck plan job.json
+                                                                   (needs a running Flink job)
+  flipcheck import-plan --chain tests/fixtures/flink_plans/exec_plan_wordcount.json > job.json \\
+      && flipcheck plan job.json
 
 output: one job-graph JSON document (docs/graph-format.md); vertex ids are readable slugs of
   the operator name plus the Flink id, the original id is kept in "flink_id", the name in

@@ -18,7 +18,8 @@ EPILOG = """\
 examples:
   flipcheck mutants                         every mutant, a table and the kill rate
   flipcheck mutants --only wiki-b --json    one mutant, JSON
-  flipcheck mutants --budget 5              at most 5 s per mutant
+  flipcheck mutants --suite barriers --budget 5
+                                            the barrier handler's mutants, at most 5 s each
   flipcheck mutants --gallery docs          also write docs/mutants.md and docs/img/mutant-*.svg
 
 output (--json): {"mutants": [{"id", "flink_issue", "description", "caught", "property", "driver",

@@ -32,9 +32,10 @@ output:
 
 examples:
   flipcheck prove examples/graphs/pipeline-80.json
-  flipcheck prove --algorithm wiki-b examples/graphs/pipeline-80.json > cex.json
+  flipcheck prove --algorithm wiki-b examples/graphs/pipeline-80.json > cex.json     exit 1
   flipcheck plan --algorithm wiki-b cex.json; flipcheck plan --algorithm spec cex.json
-  flipcheck prove --algorithm flink-before-40482 --states all --render cex.svg g.json
+  flipcheck prove --algorithm flink-before-40482 --states all --render cex.svg examples/graphs/figure1.json
+                                                                                   exit 1
 
 exit codes: 0 proved, 1 counterexample printed, 2 bad input or option,
             3 internal error (a z3 encoding disagrees with its implementation: a flipcheck bug).

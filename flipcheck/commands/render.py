@@ -20,7 +20,7 @@ by both (blue), by the algorithm only (red), by the spec only (red dashed border
 EPILOG = """\
 examples:
   flipcheck render examples/graphs/figure1.json --out figure1.svg
-  flipcheck render g.json --out g.png --algorithm wiki-b --compare
+  flipcheck render examples/graphs/figure1.json --out figure1.png --algorithm wiki-b --compare
 
 output: the picture in FILE (format from its extension: .svg or .png); on stdout one line
   FILE: ALGORITHM plan: <summary>

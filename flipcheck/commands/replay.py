@@ -24,7 +24,7 @@ the `flipcheck barriers` command that replays them). With --json one object:
 
 examples:
   flipcheck replay plan:42:17
-  flipcheck replay plan:1:4711 --algorithm wiki-b --minimise --render wiki-b.svg
+  flipcheck replay plan:1:4711 --algorithm wiki-b --minimise --render wiki-b.svg     wiki-b's violation, exit 1
   flipcheck replay barriers:3:99 --variant eop-not-aligned
 
 exit codes: 0 the case satisfies every property, 1 a property is violated, 2 bad case id or option.

@@ -55,13 +55,14 @@ same DIR is refused.
 
 examples:
   flipcheck sweep --suite all --cases 100000 --seed 1 --out out/sweep
-  flipcheck sweep --suite plan --variant wiki-b --cases 20000 --seed 1 --out out/wiki-b
+  flipcheck sweep --suite plan --variant wiki-b --cases 20000 --seed 1 --out out/wiki-b    violations: exit 1
   flipcheck sweep --suite plan --exhaustive --max-vertices 4 --max-parallelism 3 --out out/exh
   flipcheck sweep --suite all --cases 1000000 --seed 7 --master spark://10.0.0.5:7077 --out /shared/s7
-  flipcheck sweep --suite plan --cases 10000000 --seed 8 --master yarn --out /nfs/s8 \
-      --conf spark.archives=hdfs:///apps/flipcheck-venv.tar.gz#environment \
-      --conf spark.pyspark.python=./environment/bin/python          (docs/sweep.md: clusters)
-  flipcheck replay plan:1:4711 --algorithm wiki-b
+                                                       (needs a Spark cluster: docs/sweep.md, clusters)
+  flipcheck sweep --suite plan --cases 10000000 --seed 8 --master yarn --out /nfs/s8 \\
+      --conf spark.archives=hdfs:///apps/flipcheck-venv.tar.gz#environment \\
+      --conf spark.pyspark.python=./environment/bin/python       (needs a Spark cluster, as above)
+  flipcheck replay plan:1:4711 --algorithm wiki-b      one case again, by id: a violation, exit 1
 
 progress (stderr): cases done, violations so far, cases per second, ETA.
 exit codes: 0 no violation, 1 violations found, 2 bad option or an output directory holding
@@ -90,9 +91,9 @@ def configure(parser) -> None:
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory (created; resumed if it holds this sweep)")
 
 
-def _options(args):
+def _options(args, conf: dict):
     from flipcheck.errors import UsageError
-    from flipcheck.spark_session import DEFAULT_MASTER, valid_master
+    from flipcheck.spark_session import DEFAULT_MASTER, check_master
 
     if not args.exhaustive and (args.max_vertices is not None or args.max_parallelism is not None):
         raise UsageError("--max-vertices and --max-parallelism need --exhaustive")
@@ -101,8 +102,7 @@ def _options(args):
     if not args.exhaustive and args.cases is None:
         raise UsageError("give either --cases N (with --seed S) or --exhaustive")
     master = args.master or DEFAULT_MASTER
-    if not valid_master(master):
-        raise UsageError(f"--master {master!r} is not a Spark master URL (local[*], local[N], spark://HOST:PORT, yarn, k8s://...)")
+    check_master(master, conf)
     return master
 
 
@@ -165,6 +165,7 @@ def print_result(summary: dict, out_dir: str, stream=None) -> None:
 def run_spec(spec, out_dir: str, master: str, spark=None, conf: dict | None = None) -> dict:
     """Run a sweep with a progress bar; refusals and Spark failures become one-line errors."""
     from flipcheck.errors import InputError, UsageError
+    from flipcheck.spark_session import spark_error_line
     from flipcheck.sweep import Progress, SweepRefused, run_sweep
 
     progress = Progress(spec.total_cases)
@@ -177,13 +178,12 @@ def run_spec(spec, out_dir: str, master: str, spark=None, conf: dict | None = No
     except Exception as error:  # noqa: BLE001 - Py4J / PySpark errors: one line, not a JVM stack trace
         if type(error).__module__.split(".")[0] not in ("py4j", "pyspark"):
             raise
-        first = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
-        raise UsageError(f"Spark failed on {master}: {first[:300]} (details: {out_dir}/spark.log)") from None
+        raise UsageError(f"Spark failed on {master}: {spark_error_line(error)} (details: {out_dir}/spark.log)") from None
 
 
 def run(args) -> int:
-    master = _options(args)
     conf = spark_conf(args.conf)
+    master = _options(args, conf)
     spec = build_spec(args)
     summary = run_spec(spec, args.out, master, conf=conf)
     print_result(summary, args.out)

@@ -1,0 +1,60 @@
+"""Every command README.md and the `--help` pages show runs and exits as documented (the
+convention is in tests/documented_commands.py and README.md). The quick ones run here; slow
+ones in tests/slow, those that start Spark in tests/spark."""
+
+import pytest
+
+from documented_commands import SLOW, assert_ran_as_documented, documented_examples, grouped
+from flipcheck.cli import COMMANDS
+
+EXAMPLES = documented_examples()
+QUICK = grouped([e for e in EXAMPLES if not e.uses_spark and not e.is_slow])
+
+
+def test_every_source_of_examples_is_read():
+    sources = {e.source for e in EXAMPLES}
+    assert {"README.md", "flipcheck --help"} <= sources
+    # plan has its examples in `flipcheck --help`; every other subcommand has its own
+    assert sources - {"README.md", "flipcheck --help"} == {f"flipcheck {name} --help" for name in COMMANDS} - {
+        "flipcheck plan --help"}
+    assert len([e for e in EXAMPLES if e.source == "README.md"]) == 11
+
+
+def test_examples_not_run_are_the_cluster_templates_only():
+    not_run = [e.command for e in EXAMPLES if e.needs]
+    assert len(not_run) == 3, not_run
+    assert all("--master" in command or "curl" in command for command in not_run)
+
+
+def test_every_slow_entry_names_an_example():
+    for prefix in SLOW:
+        assert any(e.normalised.startswith(prefix) for e in EXAMPLES), prefix
+
+
+def test_an_example_is_read_with_its_documented_exit_code():
+    by_command = {e.normalised: e for e in EXAMPLES}
+    assert by_command["flipcheck barriers --channels 2 --mode aligned B1@0 D@1 E@1"].expected_exit == 0
+    assert by_command["flipcheck verify --suite plan --variant wiki-b --json"].expected_exit == 1
+    yarn = next(e for e in EXAMPLES if "--master yarn" in e.command)
+    assert yarn.needs == "a Spark cluster" and yarn.command.endswith("--conf spark.pyspark.python=./environment/bin/python")
+
+
+@pytest.mark.parametrize("source", sorted(QUICK))
+def test_quick_documented_examples_exit_as_documented(source, tmp_path, request):
+    ran = assert_ran_as_documented(QUICK[source], tmp_path, request)
+    assert len(ran) == len(QUICK[source])
+
+
+def test_spark_examples_are_cheaper_only_by_the_documented_equivalences():
+    from documented_commands import cheaper
+
+    by_command = {e.normalised: e for e in EXAMPLES}
+    readme_sweep = by_command["flipcheck sweep --suite all --cases 100000 --seed 1 --out out/s1"]
+    assert cheaper(readme_sweep) == "flipcheck sweep --suite all --cases 2000 --seed 1 --out out/s1"
+    wiki_b = next(e for e in EXAMPLES if "--variant wiki-b --cases 20000" in e.command)
+    assert wiki_b.expected_exit == 1 and cheaper(wiki_b) == wiki_b.normalised  # a violation may need every case
+    assert cheaper(by_command["flipcheck demo"]) == "flipcheck demo --cases 20000"
+    exhaustive = next(e for e in EXAMPLES if "--exhaustive" in e.command)
+    assert cheaper(exhaustive) == "flipcheck sweep --suite plan --exhaustive --max-vertices 4 --max-parallelism 2 --out out/exh"
+    changed = [e for e in EXAMPLES if not e.needs and cheaper(e) != e.normalised]
+    assert all(e.uses_spark for e in changed) and len(changed) == 4
