@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Sequence
 
+from .cli_types import one_line
 from .errors import InputError, UsageError
 
 # name -> module under flipcheck.commands; order is the order of `flipcheck --help`.
@@ -45,7 +46,7 @@ class _OneLineErrorParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr and exit code 2."""
 
     def error(self, message: str):  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: {message} (see {self.prog} --help)\n")
+        sys.stderr.write(one_line(f"{self.prog}: {message} (see {self.prog} --help)") + "\n")
         sys.exit(2)
 
 
@@ -84,10 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args) or 0)
     except InputError as error:
-        sys.stderr.write(f"flipcheck: {error.source}: {error.message}\n")
+        sys.stderr.write(one_line(f"flipcheck: {error.source}: {error.message}") + "\n")
         return 2
     except UsageError as error:
-        sys.stderr.write(f"flipcheck {args.command}: {error}\n")
+        sys.stderr.write(one_line(f"flipcheck {args.command}: {error}") + "\n")
         return 2
     except BrokenPipeError:
         # `flipcheck plan ... | head`: stop quietly, like other Unix tools.

@@ -12,7 +12,10 @@ from flipcheck.cli import main
 
 
 def run_cli(capsys, *args):
-    code = main(["barriers", *args])
+    try:
+        code = main(["barriers", *args])
+    except SystemExit as exit_:  # argparse rejects a malformed or out-of-range number itself
+        code = exit_.code
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

@@ -11,7 +11,10 @@ PAIR = {"vertices": [{"id": "src", "parallelism": 1}, {"id": "sink", "parallelis
 
 
 def run_cli(capsys, *args):
-    code = main(["explore", *args])
+    try:
+        code = main(["explore", *args])
+    except SystemExit as exit_:  # argparse rejects a malformed or out-of-range number itself
+        code = exit_.code
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
