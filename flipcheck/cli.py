@@ -78,7 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # --help, --version, or a usage error already printed on one line
+        return stop.code if isinstance(stop.code, int) else 2
     if not getattr(args, "command", None):
         parser.print_help()
         return 2

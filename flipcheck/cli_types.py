@@ -14,6 +14,8 @@ import re
 
 __all__ = [
     "MAX_SECONDS",
+    "MAX_CASES",
+    "MAX_SIZE_BOUND",
     "bounded_int",
     "seconds",
     "one_line",
@@ -22,6 +24,11 @@ __all__ = [
 
 # A budget or timeout longer than a day is a typo (or 1e308), not a plan.
 MAX_SECONDS = 86_400.0
+
+# More random cases than a cluster checks in a week; a larger count is a typo.
+MAX_CASES = 10**12
+# Generous ceiling for an exhaustive bound or a batch size; each suite checks its own tighter one.
+MAX_SIZE_BOUND = 10**9
 
 # ASCII digits only: int() would also take "١٢", "1_000" and " 7 ".
 _ASCII_INT = re.compile(r"[+-]?[0-9]+")

@@ -160,8 +160,9 @@ def plan_sweep(suites: list[str], algorithm: str | None = None, *, cases: int | 
         if cases < 1:
             raise ValueError("--cases must be at least 1")
         seed = "0" if seed is None else str(seed)
-        if not seed or ":" in seed or seed.startswith(EXHAUSTIVE_PREFIX) or any(c.isspace() for c in seed):
-            raise ValueError(f"--seed {seed!r}: a seed has no ':' or spaces and does not start with {EXHAUSTIVE_PREFIX!r}")
+        if (not seed or ":" in seed or seed.startswith(EXHAUSTIVE_PREFIX) or any(c.isspace() for c in seed)
+                or not seed.isprintable()):
+            raise ValueError(f"--seed {seed!r}: a seed is printable, has no ':' or spaces and does not start with {EXHAUSTIVE_PREFIX!r}")
     elif seed is not None:
         raise ValueError("--seed applies to random sweeps (--cases), not to --exhaustive")
     if batch_size is not None and batch_size < 1:

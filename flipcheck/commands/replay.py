@@ -36,8 +36,9 @@ def configure(parser) -> None:
     names = parser.add_mutually_exclusive_group()
     names.add_argument("--algorithm", metavar="NAME", help="algorithm to check (default: the suite's engine, flink)")
     names.add_argument("--variant", metavar="NAME", help="named variant or mutant (same as --algorithm)")
-    parser.add_argument("--render", metavar="FILE.svg", help="where to draw the case (default: replay-SUITE-SEED-INDEX.svg)")
-    parser.add_argument("--no-render", action="store_true", help="do not draw")
+    drawing = parser.add_mutually_exclusive_group()
+    drawing.add_argument("--render", metavar="FILE.svg", help="where to draw the case (default: replay-SUITE-SEED-INDEX.svg)")
+    drawing.add_argument("--no-render", action="store_true", help="do not draw")
     parser.add_argument("--minimise", action="store_true", help="shrink a violating case (fewest tasks / shortest trace) first")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
 
