@@ -82,6 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # --help, --version, or a usage error already printed on one line
         return stop.code if isinstance(stop.code, int) else 2
+    if getattr(sys.stdout, "errors", None) == "strict" and hasattr(sys.stdout, "reconfigure"):
+        # A file name from the command line may hold undecodable bytes (os.fsdecode's lone
+        # surrogates); echoing it must not crash the command after its work is done.
+        sys.stdout.reconfigure(errors="backslashreplace")
     if not getattr(args, "command", None):
         parser.print_help()
         return 2

@@ -53,6 +53,7 @@ __all__ = [
     "graph_to_json",
     "dumps_graph",
     "id_problem",
+    "MAX_INPUT_BYTES",
 ]
 
 _TOP_LEVEL_KEYS = {"vertices", "edges", "states", "checkpoints_after_tasks_finished", "name", "comment"}
@@ -254,13 +255,24 @@ def decode_json(text: str | bytes, error_type: type[ValueError] = GraphFormatErr
         raise error_type(f"invalid JSON: a number with more digits than can be read ({str(error).split(':')[0][:80]})") from None
 
 
+# Far above any job graph or plan (a million task states are about 12 MB of JSON); stops a read
+# of /dev/zero or a mistaken multi-gigabyte file before it exhausts memory.
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+
+
 def read_input_file(path: str, error_type: type[ValueError] = GraphFormatError) -> bytes:
-    """The bytes of an input file; an unreadable file becomes ``error_type``."""
+    """The bytes of an input file; an unreadable or oversized (> MAX_INPUT_BYTES) file becomes
+    ``error_type``."""
     try:
         with open(path, "rb") as handle:
-            return handle.read()
+            data = handle.read(MAX_INPUT_BYTES + 1)
     except OSError as error:
         raise error_type(f"cannot read file ({error.strerror})") from None
+    except ValueError:  # a NUL in the path
+        raise error_type("cannot read file (the path holds a NUL character)") from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise error_type(f"file larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB")
+    return data
 
 
 def loads_graph(text: str | bytes) -> JobGraph:

@@ -160,7 +160,7 @@ from typing import Any, Iterator, NamedTuple, Sequence
 
 from . import barriers as bar
 from .jobgraph import ALL_TO_ALL, FINISHED as FINISHED_STATE, RUNNING as RUNNING_STATE, JobGraph, vertex_flag_problem
-from .execution_graph import input_connections
+from .execution_graph import count_connections, input_connections
 from .plan import CheckpointPlan, checkpoint_plan
 
 __all__ = [
@@ -494,11 +494,9 @@ def job_size_problem(graph: JobGraph, default_records: int) -> str | None:
     tasks = graph.num_tasks
     if tasks > MAX_TASKS:
         return f"too large to explore: {tasks:,} tasks (limit {MAX_TASKS:,})"
-    channels = 0
-    for task in graph.tasks():
-        channels += sum(1 for _ in input_connections(graph, task))
-        if channels > MAX_CHANNELS:
-            return f"too large to explore: more than {MAX_CHANNELS:,} channels (the limit)"
+    channels = count_connections(graph, stop_above=MAX_CHANNELS)
+    if channels > MAX_CHANNELS:
+        return f"too large to explore: {channels:,} channels (limit {MAX_CHANNELS:,})"
     records = 0
     for vertex in graph.vertices:
         if not graph.inputs(vertex.id):

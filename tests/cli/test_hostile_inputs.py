@@ -134,11 +134,21 @@ def run_limited(argv, memory_bytes=1 << 30, timeout=60):
 @pytest.mark.parametrize("document,fragment", [
     (pair_graph(32768, 32768), f"65,536 tasks (limit {MAX_TASKS:,})"),
     (pair_graph(2000, 2000), f"4,000 tasks (limit {MAX_TASKS:,})"),
-    (pair_graph(200, 200), f"{MAX_CHANNELS:,} channels"),
+    (pair_graph(200, 200), f"40,000 channels (limit {MAX_CHANNELS:,})"),
     (pair_graph(1, 1, records=1_000_000_000), f"1,000,000,000 records from the sources (limit {MAX_RECORDS:,})"),
 ])
 def test_explore_refuses_a_job_too_large_to_expand_up_front(document, fragment, graph_file):
     result = run_limited(["explore", graph_file(document), "--max-states", "100"])
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and fragment in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("document,fragment", [
+    (pair_graph(32768, 32768), "65,536 tasks (limit 10,000)"),
+    (pair_graph(1024, 1024), "1,048,576 task-level connections (limit 1,000,000)"),
+])
+def test_prove_refuses_a_graph_too_large_to_prove_up_front(document, fragment, graph_file):
+    result = run_limited(["prove", graph_file(document)])
     assert result.returncode == 2 and result.stdout == ""
     assert len(result.stderr.splitlines()) == 1 and fragment in result.stderr, result.stderr
 
