@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test demo bench clean
+.PHONY: install test demo bench fuzz clean
 
 install: $(STAMP)
 
@@ -24,6 +24,12 @@ test: install
 
 demo: install
 	$(BIN)/flipcheck demo
+
+# The hostile-input suite (tests/hostile) with a larger, randomised budget than `make test`'s
+# 8 derandomised examples per test; FUZZ_EXAMPLES=N sets it.
+FUZZ_EXAMPLES ?= 200
+fuzz: install
+	FLIPCHECK_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) HYPOTHESIS_PROFILE=thorough $(BIN)/python -m pytest -n 2 tests/hostile
 
 bench: install
 	$(BIN)/flipcheck bench plan
