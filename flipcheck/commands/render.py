@@ -43,13 +43,15 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from flipcheck.errors import InputError
-    from flipcheck.model.graph_json import GraphFormatError, load_graph
+    from flipcheck.errors import InputError, UsageError
+    from flipcheck.model.graph_json import GraphFormatError, id_problem, load_graph
     from flipcheck.model.plan import Declined
     from flipcheck.reference_impl.plan import plan_algorithm
     from flipcheck.render import output_format, render_counterexample, render_plan_graph
 
     output_format(args.out)  # a bad --out fails before the graph is read
+    if args.title is not None and id_problem(args.title):
+        raise UsageError(f"--title {args.title!r}: {id_problem(args.title)}")
     try:
         graph = load_graph(args.graph)
     except GraphFormatError as error:

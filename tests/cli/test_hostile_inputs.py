@@ -223,6 +223,11 @@ def test_echoed_user_text_is_escaped_onto_one_line(argv, fragment, capsys):
     assert_one_line_exit_2(argv, capsys, fragment)
 
 
+def test_render_title_must_be_printable_text(capsys):
+    # found by tests/hostile: an undecodable byte in --title crashed graphviz's input encoding
+    assert_one_line_exit_2(["render", FIGURE1, "--out", "x.svg", "--title", "a\udc80b"], capsys, "--title")
+
+
 @pytest.mark.parametrize("case_id", ["plan::5", "plan:\u0661:\u0661", "plan:1:\u0661", ":1:1", "plan:1:", "plan:1:1:1",
                                      "plan:1:-1", "plan:1: 1"])
 def test_replay_case_ids_are_strict(case_id, capsys):
