@@ -38,6 +38,8 @@ output (--json): one object
   were processed while the alignment is still in progress (or at an explicit TIMEOUT);
   K = 0 means unaligned from the start, like Flink's aligned-checkpoint-timeout 0.
 
+limits: --channels 1..32,768; --render draws at most 256 channels and 2,000 events.
+
 exit codes: 0 replayed, every property holds; 1 a property is violated (named on stderr);
 2 an invalid or impossible event, or a bad option (nothing on stdout).
 """
@@ -48,6 +50,9 @@ exit codes: 0 replayed, every property holds; 1 a property is violated (named on
 MAX_CHANNELS = 32_768
 # K counts events, and a command line holds far fewer than this.
 MAX_ALIGNMENT_TIMEOUT = 1_000_000
+# The chart has one lane per channel and one row per event: 32,768 lanes ran dot past 2 minutes.
+MAX_CHART_CHANNELS = 256
+MAX_CHART_EVENTS = 2_000
 
 
 def configure(parser) -> None:
@@ -83,6 +88,9 @@ def run(args) -> int:
         from flipcheck.render import output_format
 
         output_format(args.render)  # a bad file name is a usage error before anything runs
+        if args.channels > MAX_CHART_CHANNELS or len(args.events) > MAX_CHART_EVENTS:
+            raise UsageError(f"--render draws at most {MAX_CHART_CHANNELS} channels and {MAX_CHART_EVENTS:,} events "
+                             f"(got {args.channels:,} and {len(args.events):,})")
     config = Config(args.channels, args.mode, args.after_finished, alignment_timeout=bool(timeout))
     events = []
     for position, token in enumerate(args.events, 1):

@@ -36,8 +36,8 @@ examples:
   flipcheck plan --algorithm wiki-b cex.json; flipcheck plan --algorithm spec cex.json
   flipcheck prove --algorithm flink-before-40482 --states all --render cex.svg g.json
 
-limits: a graph of at most 10,000 tasks and 1,000,000 task-level connections (an ALL_TO_ALL edge
-  counts upstream x downstream subtasks); a larger one is refused up front (exit 2).
+limits: a graph of at most 2,000 vertices, 10,000 tasks and 1,000,000 task-level connections (an
+  ALL_TO_ALL edge counts upstream x downstream subtasks); a larger one is refused up front (exit 2).
 
 exit codes: 0 proved, 1 counterexample printed, 2 bad input or option,
             3 internal error (a z3 encoding disagrees with its implementation: a flipcheck bug).
@@ -95,6 +95,10 @@ def run(args) -> int:
     except GraphFormatError as error:
         raise InputError(args.graph, str(error)) from None
     too_large = proof_size_problem(graph)
+    if args.render and not too_large:
+        from flipcheck.commands.render import render_size_problem
+
+        too_large = render_size_problem(graph)
     if too_large:
         raise InputError(args.graph, too_large)
     # Fail before proving, not after, when the picture cannot be drawn.

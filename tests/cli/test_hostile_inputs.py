@@ -100,6 +100,11 @@ def test_barriers_event_numbers_are_bounded(event, capsys):
     assert_one_line_exit_2(["barriers", "--channels", "2", "--mode", "aligned", event], capsys, "event 1")
 
 
+def test_barriers_chart_is_bounded(capsys):
+    assert_one_line_exit_2(["barriers", "--channels", "32768", "--mode", "aligned", "--render", "x.svg", "B1@0"], capsys,
+                           "--render", "256 channels")
+
+
 def test_barriers_largest_channel_count_and_id_still_replay(capsys):
     assert main(["barriers", "--channels", "32768", "--mode", "aligned", "--json", "B1000000@0", "E@32767"]) == 0
     assert json.loads(capsys.readouterr().out)["pending"] == 1_000_000
@@ -146,11 +151,18 @@ def test_explore_refuses_a_job_too_large_to_expand_up_front(document, fragment, 
 @pytest.mark.parametrize("document,fragment", [
     (pair_graph(32768, 32768), "65,536 tasks (limit 10,000)"),
     (pair_graph(1024, 1024), "1,048,576 task-level connections (limit 1,000,000)"),
+    ({"vertices": [{"id": f"v{n}", "parallelism": 1} for n in range(2001)]}, "2,001 vertices (limit 2,000)"),
 ])
 def test_prove_refuses_a_graph_too_large_to_prove_up_front(document, fragment, graph_file):
     result = run_limited(["prove", graph_file(document)])
     assert result.returncode == 2 and result.stdout == ""
     assert len(result.stderr.splitlines()) == 1 and fragment in result.stderr, result.stderr
+
+
+def test_render_refuses_a_graph_too_large_to_draw(capsys, graph_file):
+    chain = {"vertices": [{"id": f"v{n}", "parallelism": 1} for n in range(1001)],
+             "edges": [{"source": f"v{n}", "target": f"v{n + 1}", "pattern": "POINTWISE"} for n in range(1000)]}
+    assert_one_line_exit_2(["render", graph_file(chain), "--out", "x.svg"], capsys, "1,001 vertices (limit 1,000)")
 
 
 def test_explore_help_states_the_limits(capsys):
