@@ -77,6 +77,15 @@ def test_json_beyond_the_standard_is_refused(text, fragment, capsys, graph_file)
     assert_one_line_exit_2(["plan", graph_file(text)], capsys, fragment)
 
 
+def test_import_plan_chains_a_chain_longer_than_the_recursion_limit(capsys, graph_file):
+    # found by probing import-plan: _chain_name recursed once per chained operator
+    nodes = [{"id": n, "type": f"op{n}", "pact": "Operator", "contents": "op", "parallelism": 1,
+              "predecessors": [{"id": n - 1, "ship_strategy": "FORWARD"}] if n > 1 else []} for n in range(1, 5001)]
+    assert main(["import-plan", "--chain", graph_file({"nodes": nodes})]) == 0
+    (vertex,) = json.loads(capsys.readouterr().out)["vertices"]
+    assert vertex["name"].count(" -> ") == 4999
+
+
 def test_import_plan_refuses_a_lone_surrogate(capsys, graph_file):
     path = graph_file('{"nodes": [{"id": 1, "type": "\\ud800", "pact": "Data Source", "contents": "x", "parallelism": 1}]}')
     assert_one_line_exit_2(["import-plan", path], capsys, "nodes[0].type", "surrogate")
