@@ -94,7 +94,10 @@ class CycleError(GraphStructureError):
 
     def __init__(self, cycle: Sequence[str]):
         self.cycle = tuple(cycle)
-        path = " -> ".join([*cycle, cycle[0]])
+        if len(cycle) <= 20:
+            path = " -> ".join([*cycle, cycle[0]])
+        else:  # a one-line message, not a megabyte: a cycle may run through every vertex
+            path = " -> ".join(cycle[:10]) + f" -> ... ({len(cycle):,} vertices) -> " + " -> ".join([*cycle[-5:], cycle[0]])
         super().__init__("edges", f"cycle {path}")
 
 

@@ -86,7 +86,7 @@ def flag(name):
 def mostly(valid, hostile):
     """Seven valid values to one hostile one: with several options in one command line, most
     examples then still get past the option checks into the work."""
-    return st.one_of(*[valid] * 7, hostile)
+    return st.sampled_from(range(8)).flatmap(lambda k: hostile if k == 7 else valid)
 
 
 def valid_or_hostile(valid):
@@ -163,15 +163,30 @@ barrier_event = st.one_of(
 )
 
 
+@st.composite
+def barrier_trace(draw, channels):
+    """A trace the model can replay (data, then barriers of increasing ids on every channel, then
+    EndOfPartition), with now and then a token replaced by a generated one."""
+    tokens = []
+    for checkpoint in range(1, draw(st.integers(1, 3)) + 1):
+        for channel in draw(st.permutations(range(channels))):
+            tokens += [f"D@{channel}"] * draw(st.integers(0, 1)) + [f"B{checkpoint}@{channel}"]
+    tokens += [f"E@{channel}" for channel in range(draw(st.integers(0, channels)))]
+    for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2]))):
+        tokens[draw(st.integers(0, len(tokens) - 1))] = draw(st.one_of(barrier_event, argv_text))
+    return tokens
+
+
 @fuzz
-@given(args=argv(["barriers"], st.lists(mostly(barrier_event, argv_text), min_size=1, max_size=8),
-                 mostly(st.integers(1, 4).map(lambda n: ["--channels", str(n)]), option("--channels", number_text)),
-                 mostly(st.sampled_from(["aligned", "unaligned", "at-least-once"]).map(lambda m: ["--mode", m]),
-                        option("--mode", argv_text)),
-                 option("--alignment-timeout", count(3)), flag("--no-checkpoints-after-tasks-finished"),
-                 flag("--json"), option("--handler", valid_or_hostile(["model", *sorted(HANDLERS)])),
-                 option("--render", bad_output_path)))
-def test_barriers_survives_generated_event_traces(args, cli, sandbox):
+@given(channels=st.integers(1, 4), data=st.data())
+def test_barriers_survives_generated_event_traces(channels, data, cli, sandbox):
+    args = data.draw(argv(["barriers"], barrier_trace(channels),
+                          mostly(st.just(["--channels", str(channels)]), option("--channels", number_text)),
+                          mostly(st.sampled_from(["aligned", "unaligned", "at-least-once"]).map(lambda m: ["--mode", m]),
+                                 option("--mode", argv_text)),
+                          option("--alignment-timeout", count(3)), flag("--no-checkpoints-after-tasks-finished"),
+                          flag("--json"), option("--handler", valid_or_hostile(["model", *sorted(HANDLERS)])),
+                          option("--render", bad_output_path)), label="argv")
     assert_survives(cli.run(args, cwd=sandbox))
 
 
@@ -190,10 +205,13 @@ OPTION_COMMANDS = {
                     option("--suite", valid_or_hostile(SUITE_NAMES)), option("--gallery", output_dir),
                     flag("--json")),
     "sweep": argv(["sweep"], required("--suite", valid_or_hostile([*SUITE_NAMES, "all"])),
-                  option("--algorithm", valid_or_hostile(["flink", "wiki-b"])), option("--variant", argv_text),
-                  option("--cases", count(1000)), option("--seed", valid_or_hostile(["1", "x"])), flag("--exhaustive"),
-                  option("--max-vertices", count(5)), option("--max-parallelism", count(3)),
-                  option("--conf", valid_or_hostile(["spark.x=1", "spark.", "=", "x=y"])),
+                  st.one_of(option("--algorithm", valid_or_hostile(["flink", "wiki-b"])),
+                            option("--variant", valid_or_hostile(["wiki-b", "eop-not-aligned"]))),
+                  st.one_of(st.tuples(count(1000), valid_or_hostile(["1", "x"])).map(lambda c: ["--cases", c[0], "--seed", c[1]]),
+                            st.tuples(option("--max-vertices", count(4)), option("--max-parallelism", count(3)))
+                            .map(lambda bounds: ["--exhaustive", *bounds[0], *bounds[1]]),
+                            st.sampled_from([["--exhaustive", "--cases", "5"], [], ["--cases", "5", "--max-vertices", "3"]])),
+                  option("--conf", mostly(st.just("spark.x=1"), st.one_of(argv_text, st.sampled_from(["spark.", "=", "x=y"])))),
                   option("--batch-size", count(100)), required("--out", output_dir)),
     "demo": argv(["demo"], option("--out", output_dir), option("--cases", count(1000)),
                  option("--seed", valid_or_hostile(["1", "demo"])),
