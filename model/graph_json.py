@@ -80,11 +80,16 @@ def _type_name(value: Any) -> str:
 # surrogate cannot be written as UTF-8, so every table, picture and solver would fail on it).
 _BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+# Ids name things in tables and pictures; graphviz refuses labels of about 16,000 characters,
+# and a long name belongs in a vertex's "name" (import-plan keeps Flink's names there).
+MAX_ID_LENGTH = 1_000
 
 
 def id_problem(text: str) -> str | None:
-    """Why ``text`` cannot be an id (None when it can): control characters, line separators,
-    bidi controls and lone surrogates are refused."""
+    """Why ``text`` cannot be an id (None when it can): longer than MAX_ID_LENGTH, or holding
+    control characters, line separators, bidi controls or lone surrogates."""
+    if len(text) > MAX_ID_LENGTH:
+        return f"longer than {MAX_ID_LENGTH:,} characters ({len(text):,})"
     if text.isprintable():
         return None
     for position, char in enumerate(text):

@@ -25,6 +25,8 @@ examples:
   flipcheck bench plan --algorithms flink,naive,wiki-a --budget 10 --json
 
 Measurements predicted to take longer than --budget seconds are skipped and shown as such.
+Each option applies to the benchmarks named in its help (--repeat: 1..100); giving it to another
+one is a usage error (exit 2).
 End-to-end CLI timing (parse + plan + print) is in benchmarks/plan_cli.sh.
 """
 
@@ -48,7 +50,8 @@ def configure(parser) -> None:
     parser.add_argument("target", choices=TARGETS, metavar="TARGET", help="what to measure: %(choices)s")
     parser.add_argument("--algorithms", help="plan: comma-separated plan algorithms (default: flink,naive)")
     parser.add_argument("--budget", type=seconds, metavar="SECONDS",
-                        help="plan, sweep: skip a measurement predicted to exceed this many seconds (default: 30)")
+                        help="plan, sweep: skip a measurement predicted to exceed this many seconds, at most 86,400 "
+                             "(default: 30)")
     parser.add_argument("--json", action="store_true", help="one JSON object per measurement")
     parser.add_argument("--repeat", type=bounded_int(1, MAX_REPEAT), metavar="N",
                         help="sweep: best of N runs per timing (default: 1)")
