@@ -18,6 +18,7 @@ __all__ = [
     "MAX_SIZE_BOUND",
     "bounded_int",
     "seconds",
+    "name",
     "one_line",
     "check_output_dir",
 ]
@@ -61,6 +62,14 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"{repr(text)[:40]} is not a number of seconds in (0, {MAX_SECONDS:,.0f}]")
     return value
+
+
+def name(text: str) -> str:
+    """An argparse ``type`` for a name (algorithm, variant, mutant, suite): non-empty printable
+    text, so that an empty ``--variant ''`` is not read as "no variant" and silently ignored."""
+    if not text.strip() or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a name")
+    return text
 
 
 def one_line(text: str) -> str:

@@ -45,17 +45,17 @@ MAX_REPEAT = 100
 
 
 def configure(parser) -> None:
-    from flipcheck.cli_types import bounded_int, seconds
+    from flipcheck.cli_types import bounded_int, name, seconds
 
     parser.add_argument("target", choices=TARGETS, metavar="TARGET", help="what to measure: %(choices)s")
-    parser.add_argument("--algorithms", help="plan: comma-separated plan algorithms (default: flink,naive)")
+    parser.add_argument("--algorithms", type=name, help="plan: comma-separated plan algorithms (default: flink,naive)")
     parser.add_argument("--budget", type=seconds, metavar="SECONDS",
                         help="plan, sweep: skip a measurement predicted to exceed this many seconds, at most 86,400 "
                              "(default: 30)")
     parser.add_argument("--json", action="store_true", help="one JSON object per measurement")
     parser.add_argument("--repeat", type=bounded_int(1, MAX_REPEAT), metavar="N",
                         help="sweep: best of N runs per timing (default: 1)")
-    parser.add_argument("--suites", metavar="A,B", help="sweep: comma-separated suites (default: every suite in this build)")
+    parser.add_argument("--suites", type=name, metavar="A,B", help="sweep: comma-separated suites (default: every suite in this build)")
 
 
 def _check_options(args) -> None:

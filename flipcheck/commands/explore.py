@@ -41,7 +41,7 @@ MAX_STATES = 1_000_000_000
 
 
 def configure(parser) -> None:
-    from flipcheck.cli_types import bounded_int
+    from flipcheck.cli_types import bounded_int, name
     from flipcheck.model.job import MAX_RECORDS
 
     parser.add_argument("graph", metavar="GRAPH.json", help="job graph (plan JSON format)")
@@ -55,7 +55,7 @@ def configure(parser) -> None:
     parser.add_argument("--stop-with-savepoint", action="store_true",
                         help="the coordinator may stop the job once with a savepoint without drain "
                              "(aligned mode, no failures)")
-    parser.add_argument("--variant", default=None, metavar="NAME", help="a named protocol variant")
+    parser.add_argument("--variant", type=name, default=None, metavar="NAME", help="a named protocol variant")
     parser.add_argument("--max-states", type=bounded_int(1, MAX_STATES), default=None, metavar="N",
                         help="stop after N distinct states")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")

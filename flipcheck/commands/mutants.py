@@ -28,12 +28,12 @@ exit codes: 0 every mutant caught, 1 a mutant survived, 2 bad option.
 
 
 def configure(parser) -> None:
-    from flipcheck.cli_types import seconds
+    from flipcheck.cli_types import name, seconds
 
     parser.add_argument("--json", action="store_true", help="one JSON object")
     parser.add_argument("--budget", type=seconds, default=30.0, metavar="SECONDS", help="budget per mutant, at most 86,400 (default: %(default)s)")
-    parser.add_argument("--only", metavar="ID", action="append", help="hunt only this mutant (repeatable)")
-    parser.add_argument("--suite", metavar="NAME", help="hunt only the mutants of this suite")
+    parser.add_argument("--only", type=name, metavar="ID", action="append", help="hunt only this mutant (repeatable)")
+    parser.add_argument("--suite", type=name, metavar="NAME", help="hunt only the mutants of this suite")
     parser.add_argument("--gallery", metavar="DIR", help="also write DIR/mutants.md with a picture of each counterexample")
 
 

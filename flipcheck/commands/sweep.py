@@ -70,14 +70,14 @@ something else.
 
 
 def configure(parser) -> None:
-    from flipcheck.cli_types import MAX_CASES, MAX_SIZE_BOUND, bounded_int
+    from flipcheck.cli_types import MAX_CASES, MAX_SIZE_BOUND, bounded_int, name
     from flipcheck.suites import SUITES
 
     parser.add_argument("--suite", required=True, choices=[*SUITES, "all"], metavar="NAME",
                         help="one of: %(choices)s")
     names = parser.add_mutually_exclusive_group()
-    names.add_argument("--algorithm", metavar="NAME", help="the algorithm to check (default: each suite's engine, flink)")
-    names.add_argument("--variant", metavar="NAME", help="a named variant or mutant to check (same as --algorithm)")
+    names.add_argument("--algorithm", type=name, metavar="NAME", help="the algorithm to check (default: each suite's engine, flink)")
+    names.add_argument("--variant", type=name, metavar="NAME", help="a named variant or mutant to check (same as --algorithm)")
     parser.add_argument("--cases", type=bounded_int(1, MAX_CASES), metavar="N", help="random cases per suite")
     parser.add_argument("--seed", metavar="S", help="seed of the random cases (default: 0)")
     parser.add_argument("--exhaustive", action="store_true", help="enumerate every case within the bounds")

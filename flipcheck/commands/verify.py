@@ -30,12 +30,12 @@ exit codes: 0 no violation, 1 a violation, 2 bad option or a suite not available
 
 
 def configure(parser) -> None:
-    from flipcheck.cli_types import seconds
+    from flipcheck.cli_types import name, seconds
     from flipcheck.verify import SUITES
 
     parser.add_argument("--suite", required=True, choices=list(SUITES), metavar="NAME", help="one of: %(choices)s")
     parser.add_argument("--budget", type=seconds, default=20.0, metavar="SECONDS", help="time budget, at most 86,400 (default: %(default)s)")
-    parser.add_argument("--variant", metavar="NAME", help="check a named variant (algorithm, handler, protocol variant, mutant) instead of the engine's")
+    parser.add_argument("--variant", type=name, metavar="NAME", help="check a named variant (algorithm, handler, protocol variant, mutant) instead of the engine's")
     parser.add_argument("--json", action="store_true", help="one JSON object")
 
 

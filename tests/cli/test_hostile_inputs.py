@@ -246,6 +246,18 @@ def test_echoed_user_text_is_escaped_onto_one_line(argv, fragment, capsys):
     assert_one_line_exit_2(argv, capsys, fragment)
 
 
+@pytest.mark.parametrize("argv,option", [
+    (["verify", "--suite", "plan", "--variant", ""], "--variant"),
+    (["explore", PAIR, "--variant", " "], "--variant"),
+    (["replay", "plan:1:1", "--algorithm", ""], "--algorithm"),
+    (["sweep", "--suite", "plan", "--cases", "5", "--variant", "", "--out", "x"], "--variant"),
+    (["mutants", "--only", ""], "--only"),
+    (["bench", "plan", "--algorithms", ""], "--algorithms"),
+])
+def test_an_empty_name_is_not_read_as_no_name(argv, option, capsys):
+    assert_one_line_exit_2(argv, capsys, option, "not a name")
+
+
 def test_render_title_must_be_printable_text(capsys):
     # found by tests/hostile: an undecodable byte in --title crashed graphviz's input encoding
     assert_one_line_exit_2(["render", FIGURE1, "--out", "x.svg", "--title", "a\udc80b"], capsys, "--title")
