@@ -26,7 +26,7 @@ demo: install
 	$(BIN)/flipcheck demo
 
 # The hostile-input suite (tests/hostile) with a larger, randomised budget than `make test`'s
-# 8 derandomised examples per test; FUZZ_EXAMPLES=N sets it.
+# 25 derandomised examples per test; FUZZ_EXAMPLES=N sets it.
 FUZZ_EXAMPLES ?= 200
 fuzz: install
 	FLIPCHECK_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) HYPOTHESIS_PROFILE=thorough $(BIN)/python -m pytest -n 2 tests/hostile

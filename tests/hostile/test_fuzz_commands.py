@@ -14,7 +14,7 @@ bad paths (directories, files where directories belong, missing directories, /de
 driven up to the end of their option checks: the function that starts their work is stubbed
 (forked_cli.STOPPED).
 
-Budget: FLIPCHECK_FUZZ_EXAMPLES examples per test (default 8, what `make test` runs; `make fuzz`
+Budget: FLIPCHECK_FUZZ_EXAMPLES examples per test (default 25, what `make test` runs; `make fuzz`
 runs more, randomised).
 """
 
@@ -43,7 +43,7 @@ from flipcheck.sweep import plan_sweep
 from flipcheck.verify import SUITES
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = int(os.environ.get("FLIPCHECK_FUZZ_EXAMPLES", "8"))
+EXAMPLES = int(os.environ.get("FLIPCHECK_FUZZ_EXAMPLES", "25"))
 fuzz = settings(max_examples=EXAMPLES, deadline=None)
 
 GRAPHS = {p.name: json.loads(p.read_text()) for p in sorted((ROOT / "examples" / "graphs").glob("*.json"))}
