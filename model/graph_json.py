@@ -54,6 +54,7 @@ __all__ = [
     "dumps_graph",
     "id_problem",
     "MAX_INPUT_BYTES",
+    "MAX_ID_LENGTH",
 ]
 
 _TOP_LEVEL_KEYS = {"vertices", "edges", "states", "checkpoints_after_tasks_finished", "name", "comment"}

@@ -118,7 +118,7 @@ GRAPH_COMMANDS = {
     "plan": lambda g: argv(["plan", g], algorithm, flag("--json"), st.sampled_from([[], ["figure1.json"]])),
     "prove": lambda g: argv(["prove", g], algorithm, option("--states", valid_or_hostile(["binary", "all"])),
                             flag("--no-shrink"), option("--render", bad_output_path)),
-    "explore": lambda g: argv(["explore", g, "--max-states", str(1 + len(g) % 20)],
+    "explore": lambda g: argv(["explore", g], st.integers(1, 30).map(lambda n: ["--max-states", str(n)]),
                               option("--mode", valid_or_hostile(["aligned", "unaligned", "at-least-once"])),
                               option("--records", count(3)), option("--checkpoints", count(2)),
                               option("--failures", count(1)), flag("--stop-with-savepoint"), flag("--json"),
