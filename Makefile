@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-browser test demo bench clean
+.PHONY: install install-browser test demo bench fuzz clean
 
 # Python packages, then graphviz's dot for the pictures (apt-get as root when missing; otherwise
 # one line says what to install). Both steps are idempotent.
@@ -32,6 +32,12 @@ test: install install-browser
 
 demo: install
 	$(BIN)/flipcheck demo
+
+# The hostile-input suite (tests/hostile) with a larger, randomised budget than `make test`'s
+# 25 derandomised examples per test; FUZZ_EXAMPLES=N sets it.
+FUZZ_EXAMPLES ?= 200
+fuzz: install
+	FLIPCHECK_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) HYPOTHESIS_PROFILE=thorough $(BIN)/python -m pytest -n 2 tests/hostile
 
 bench: install
 	$(BIN)/flipcheck bench plan

@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Sequence
 
+from .cli_types import one_line
 from .errors import InputError, UsageError
 
 # name -> module under flipcheck.commands; order is the order of `flipcheck --help`.
@@ -49,7 +50,7 @@ class _OneLineErrorParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr and exit code 2."""
 
     def error(self, message: str):  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: {message} (see {self.prog} --help)\n")
+        sys.stderr.write(one_line(f"{self.prog}: {message} (see {self.prog} --help)") + "\n")
         sys.exit(2)
 
 
@@ -81,17 +82,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # --help, --version, or a usage error already printed on one line
+        return stop.code if isinstance(stop.code, int) else 2
+    if getattr(sys.stdout, "errors", None) == "strict" and hasattr(sys.stdout, "reconfigure"):
+        # A file name from the command line may hold undecodable bytes (os.fsdecode's lone
+        # surrogates); echoing it must not crash the command after its work is done.
+        sys.stdout.reconfigure(errors="backslashreplace")
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
     try:
         return int(args.run(args) or 0)
     except InputError as error:
-        sys.stderr.write(f"flipcheck: {error.source}: {error.message}\n")
+        sys.stderr.write(one_line(f"flipcheck: {error.source}: {error.message}") + "\n")
         return 2
     except UsageError as error:
-        sys.stderr.write(f"flipcheck {args.command}: {error}\n")
+        sys.stderr.write(one_line(f"flipcheck {args.command}: {error}") + "\n")
         return 2
     except BrokenPipeError:
         # `flipcheck plan ... | head`: stop quietly, like other Unix tools.

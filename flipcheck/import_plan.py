@@ -271,10 +271,25 @@ def _chain_inputs(operators: list[_Operator]) -> dict[int | str, int | str]:
 
 def _chain_name(head: _Operator, children: dict, by_id: dict) -> str:
     # StreamingJobGraphGenerator.createChainedName: "A -> B", or "A -> (B, C)" for a fork.
-    below = [_chain_name(by_id[c], children, by_id) for c in children.get(head.flink_id, ())]
-    if not below:
-        return head.name
-    return f"{head.name} -> {below[0]}" if len(below) == 1 else f"{head.name} -> ({', '.join(below)})"
+    # Written out piece by piece with a stack, not recursively: a chain may be thousands of
+    # operators long, deeper than Python's recursion limit.
+    pieces: list[str] = []
+    pending: list = [head]  # operators to name, and literal separators, in reverse order
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            pieces.append(item)
+            continue
+        pieces.append(item.name)
+        below = children.get(item.flink_id, ())
+        if len(below) == 1:
+            pending += [by_id[below[0]], " -> "]
+        elif below:
+            parts: list = [" -> ("]
+            for n, child in enumerate(below):
+                parts += [", "] * (n > 0) + [by_id[child]]
+            pending += [")", *reversed(parts)]
+    return "".join(pieces)
 
 
 def _chain(operators: list[_Operator]) -> tuple[list[_Operator], dict[int | str, list]]:
@@ -286,11 +301,19 @@ def _chain(operators: list[_Operator]) -> tuple[list[_Operator], dict[int | str,
         if op.flink_id in chained_to:
             children.setdefault(chained_to[op.flink_id], []).append(op.flink_id)
 
+    heads: dict = {}
+
     def head_of(flink_id):
         # Chains are trees hanging off their head; the operator graph is acyclic (checked before).
-        while flink_id in chained_to:
+        # Remembered for every operator on the way, so a long chain is walked once, not once per member.
+        path = []
+        while flink_id in chained_to and flink_id not in heads:
+            path.append(flink_id)
             flink_id = chained_to[flink_id]
-        return flink_id
+        head = heads.get(flink_id, flink_id)
+        for member in path:
+            heads[member] = head
+        return head
 
     vertices: dict[int | str, _Operator] = {}
     members: dict[int | str, list] = {}

@@ -54,7 +54,7 @@ MAX_ID = 4
 DEFAULT_EXHAUSTIVE = (3, 2)  # channels, checkpoint ids (every configuration explores in ~25 s)
 # States a minimising exploration may visit per channel count before falling back to deletion.
 MINIMISE_MAX_STATES = 30_000
-_TOKEN = re.compile(rf"{EXHAUSTIVE_PREFIX}-c(\d+)-i(\d+)")
+_TOKEN = re.compile(rf"{EXHAUSTIVE_PREFIX}-c([0-9]+)-i([0-9]+)")
 
 
 @cache

@@ -56,7 +56,7 @@ ENUMERATE_MAX_TASKS = 6
 MAX_EXHAUSTIVE_VERTICES = 5
 MAX_EXHAUSTIVE_PARALLELISM = 8
 DEFAULT_EXHAUSTIVE = (4, 3)
-_TOKEN = re.compile(rf"{EXHAUSTIVE_PREFIX}-v(\d+)-p(\d+)")
+_TOKEN = re.compile(rf"{EXHAUSTIVE_PREFIX}-v([0-9]+)-p([0-9]+)")
 
 
 def _shape(graph: JobGraph) -> str:

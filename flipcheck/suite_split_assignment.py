@@ -37,7 +37,7 @@ from flipcheck.verify_split_assignment import ROW_NAMES, check_case, generate_ca
 
 __all__ = ["SPLIT_ASSIGNMENT_SUITE", "SplitAssignmentSuite", "exhaustive_configs"]
 
-_TOKEN = re.compile(rf"{EXHAUSTIVE_PREFIX}-r(\d+)-s(\d+)")
+_TOKEN = re.compile(rf"{EXHAUSTIVE_PREFIX}-r([0-9]+)-s([0-9]+)")
 DEFAULT_EXHAUSTIVE = (2, 2)
 # Configurations larger than this many states are left out of the exhaustive space.
 _TOO_BIG = {Config(2, 2, 2, 2)}

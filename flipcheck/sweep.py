@@ -39,6 +39,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -89,6 +90,7 @@ MANIFEST_VERSION = 1
 # Summary keys that measure time, so differ between otherwise identical runs.
 TIMING_KEYS = ("wall_seconds", "cases_per_second", "timing")
 _MESSAGE_LIMIT = 500
+_CHUNK_NAME = re.compile(r"chunk=([0-9]{5,12})")  # as _Run.chunk_dir names them (05d)
 
 
 class SweepRefused(Exception):
@@ -160,8 +162,9 @@ def plan_sweep(suites: list[str], algorithm: str | None = None, *, cases: int | 
         if cases < 1:
             raise ValueError("--cases must be at least 1")
         seed = "0" if seed is None else str(seed)
-        if not seed or ":" in seed or seed.startswith(EXHAUSTIVE_PREFIX) or any(c.isspace() for c in seed):
-            raise ValueError(f"--seed {seed!r}: a seed has no ':' or spaces and does not start with {EXHAUSTIVE_PREFIX!r}")
+        if (not seed or ":" in seed or seed.startswith(EXHAUSTIVE_PREFIX) or any(c.isspace() for c in seed)
+                or not seed.isprintable()):
+            raise ValueError(f"--seed {seed!r}: a seed is printable, has no ':' or spaces and does not start with {EXHAUSTIVE_PREFIX!r}")
     elif seed is not None:
         raise ValueError("--seed applies to random sweeps (--cases), not to --exhaustive")
     if batch_size is not None and batch_size < 1:
@@ -287,10 +290,28 @@ class _Run:
         return self.dataset / f"chunk={number:05d}"
 
     def committed(self) -> set[int]:
+        """The committed chunks' numbers; SweepRefused for a chunk directory this layout never writes."""
         if not self.dataset.is_dir():
             return set()
-        return {int(p.name.split("=", 1)[1]) for p in self.dataset.iterdir()
-                if p.name.startswith("chunk=") and (p / "_chunk.json").exists()}
+        numbers = set()
+        for path in self.dataset.iterdir():
+            if path.name.startswith("chunk=") and (path / "_chunk.json").exists():
+                match = _CHUNK_NAME.fullmatch(path.name)
+                if match is None:
+                    raise SweepRefused(f"{path} is not a chunk of a sweep; use another --out")
+                numbers.add(int(match[1]))
+        return numbers
+
+    def chunk_violations(self, number: int) -> int:
+        """The violations a committed chunk's marker records; SweepRefused when it is damaged."""
+        path = self.chunk_dir(number) / "_chunk.json"
+        try:
+            violations = json.loads(path.read_bytes())["violations"]
+        except (OSError, ValueError, TypeError, KeyError, RecursionError):
+            violations = None
+        if not isinstance(violations, int) or isinstance(violations, bool) or violations < 0:
+            raise SweepRefused(f"{path} is damaged (no violation count); use another --out")
+        return violations
 
 
 def _prepare(run: _Run) -> None:
@@ -302,8 +323,8 @@ def _prepare(run: _Run) -> None:
         raise SweepRefused(f"{out} is not a directory")
     if manifest_path.exists():
         try:
-            found = json.loads(manifest_path.read_text())
-        except (OSError, ValueError):
+            found = json.loads(manifest_path.read_bytes())
+        except (OSError, ValueError, RecursionError):
             raise SweepRefused(f"{manifest_path} is unreadable; use another --out") from None
         if found != wanted:
             raise SweepRefused(f"{out} holds a different sweep ({_describe_manifest(found)}); "
@@ -322,8 +343,11 @@ def _prepare(run: _Run) -> None:
 
 
 def _describe_manifest(manifest: dict) -> str:
-    targets = ", ".join(f"{t['suite']}/{t['algorithm']}:{t['token']}" for t in manifest.get("targets", []))
-    return f"{manifest.get('mode')} {targets}"
+    try:
+        targets = ", ".join(f"{t['suite']}/{t['algorithm']}:{t['token']}" for t in manifest.get("targets", []))
+        return f"{manifest.get('mode')} {targets}"
+    except (AttributeError, TypeError, KeyError):  # a manifest someone else wrote or damaged
+        return "an unrecognised manifest"
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -394,9 +418,11 @@ def run_sweep(spec: SweepSpec, out_dir: str, *, master: str | None = None, spark
         _prepare(run)
         chunks = spec.chunks()
         done_chunks = run.committed()
+        if any(n >= len(chunks) for n in done_chunks):
+            raise SweepRefused(f"{run.dataset} holds chunks beyond this sweep's {len(chunks)}; use another --out")
         todo = [n for n in range(len(chunks)) if n not in done_chunks]
         done = sum(sum(b.stop - b.start for b in chunks[n]) for n in done_chunks)
-        violations = sum(json.loads((run.chunk_dir(n) / "_chunk.json").read_text())["violations"] for n in done_chunks)
+        violations = sum(run.chunk_violations(n) for n in done_chunks)
         fresh = 0
         owned = spark is None and bool(todo)
         if owned:  # before the first progress line, so a master that fails to start is the only line

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import time
 from collections import Counter
 from pathlib import Path
@@ -112,7 +113,8 @@ def _counterexample(out: Path, target, suite, prop: str, index: int) -> dict:
         "message": next((v.message for v in outcome.violations if v.property == prop), None),
         "original_size": suite.size_of(failing), "size": suite.size_of(minimised), "size_unit": suite.size_unit,
         "minimised": described, "json": f"counterexamples/{name}.json",
-        "replay": f"flipcheck replay {space.case_id(index)} --algorithm {target.algorithm}",
+        # Shell-quoted: a seed may hold characters a shell would expand ($, *, ', ...).
+        "replay": shlex.join(["flipcheck", "replay", space.case_id(index), "--algorithm", target.algorithm]),
         "picture": None,
     }
     try:

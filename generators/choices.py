@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from typing import Callable, Protocol, Sequence, TypeVar
 
 __all__ = ["Chooser", "SeededChooser", "HypothesisChooser", "case_id", "parse_case_id"]
@@ -92,9 +93,20 @@ def case_id(suite: str, seed: str | int, index: int) -> str:
     return f"{suite}:{seed}:{index}"
 
 
+# Three non-empty fields; the index in ASCII digits (str.isdigit() also takes "١" and "²").
+_CASE_ID = re.compile(r"([^:\s]+):([^:\s]+):([0-9]{1,19})")
+
+
 def parse_case_id(text: str) -> tuple[str, str, int]:
-    """Inverse of :func:`case_id`; raises ValueError naming the problem."""
-    parts = text.split(":")
-    if len(parts) != 3 or not parts[2].isdigit():
-        raise ValueError(f"case id {text!r} is not SUITE:SEED:INDEX")
-    return parts[0], parts[1], int(parts[2])
+    """Inverse of :func:`case_id`; raises ValueError naming the problem.
+
+    >>> parse_case_id("plan:42:17")
+    ('plan', '42', 17)
+    >>> parse_case_id("plan::5")
+    Traceback (most recent call last):
+    ValueError: case id 'plan::5' is not SUITE:SEED:INDEX (INDEX in ASCII digits, no empty field)
+    """
+    match = _CASE_ID.fullmatch(text)
+    if match is None or not text.isprintable():
+        raise ValueError(f"case id {text!r} is not SUITE:SEED:INDEX (INDEX in ASCII digits, no empty field)")
+    return match[1], match[2], int(match[3])

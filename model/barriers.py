@@ -59,7 +59,7 @@ __all__ = [
     "BARRIER", "CANCEL", "END", "DATA", "RPC", "TIMEOUT", "ANNOUNCE",
     "BLOCKED", "UNBLOCKED", "ALIGNMENT_START", "TRIGGERED", "IN_FLIGHT", "COMPLETED", "ABORTED",
     "WAITING", "COLLECTING", "UNALIGNED_WAITING", "UNALIGNED_COLLECTING", "PHASE_NAMES",
-    "MAX_CHECKPOINTS_TO_TRACK",
+    "MAX_CHECKPOINTS_TO_TRACK", "MAX_CHECKPOINT_ID",
     "Config", "HandlerState", "TrackerState", "Entry", "State", "View", "Step",
     "barrier", "cancel", "end_of_partition", "data", "rpc_trigger", "timeout", "announce",
     "initial_state", "step", "view", "run", "final_state", "channels_of", "parse_event", "format_event",
@@ -222,30 +222,48 @@ def announce(checkpoint_id: int, channel: int) -> tuple:
     return (ANNOUNCE, checkpoint_id, channel)
 
 
-_TOKEN = re.compile(r"(?:(?P<kind>[BCA])(?P<id>\d+)@(?P<ch>\d+)|E@(?P<end>\d+)|D@(?P<data>\d+)|T(?P<rpc>\d+)|TIMEOUT)")
+# ASCII digits only (``\d`` would take other scripts' digits too).
+_TOKEN = re.compile(r"(?:(?P<kind>[BCA])(?P<id>[0-9]+)@(?P<ch>[0-9]+)|E@(?P<end>[0-9]+)|D@(?P<data>[0-9]+)"
+                    r"|T(?P<rpc>[0-9]+)|TIMEOUT)")
+# The properties keep sets of checkpoint ids as bit masks (an id costs id bits), and only the
+# order of ids matters to the handler, so ids beyond this bound add nothing but memory.
+MAX_CHECKPOINT_ID = 1_000_000
+# Far above any channel count a task can have; keeps int() of a token instant.
+_MAX_CHANNEL = 10**12 - 1
+
+
+def _number(text: str, high: int, what: str) -> int:
+    if len(text) > len(str(high)) or int(text) > high:
+        raise ValueError(f"{what} {text[:24]}{'...' if len(text) > 24 else ''} is above {high:,}")
+    return int(text)
 
 
 def parse_event(token: str) -> tuple:
     """The event a CLI token stands for: ``B<id>@<ch>``, ``C<id>@<ch>``, ``A<id>@<ch>``,
-    ``E@<ch>``, ``D@<ch>``, ``T<id>``, ``TIMEOUT`` (ids >= 1).
+    ``E@<ch>``, ``D@<ch>``, ``T<id>``, ``TIMEOUT`` (ids 1..MAX_CHECKPOINT_ID).
 
     >>> [parse_event(t) for t in ("B3@1", "E@0", "T4", "TIMEOUT")]
     [('B', 3, 1), ('E', 0), ('T', 4), ('TIMEOUT',)]
     >>> parse_event("B0@1")
     Traceback (most recent call last):
     ValueError: checkpoint ids start at 1
+    >>> parse_event("B9223372036854775808@0")
+    Traceback (most recent call last):
+    ValueError: checkpoint id 9223372036854775808 is above 1,000,000
     """
     match = _TOKEN.fullmatch(token)
     if match is None:
         raise ValueError("expected B<id>@<ch>, C<id>@<ch>, A<id>@<ch>, E@<ch>, D@<ch>, T<id> or TIMEOUT")
+    checkpoint = lambda text: _number(text, MAX_CHECKPOINT_ID, "checkpoint id")  # noqa: E731
+    channel = lambda text: _number(text, _MAX_CHANNEL, "channel")  # noqa: E731
     if match["kind"]:
-        event = (match["kind"], int(match["id"]), int(match["ch"]))
+        event = (match["kind"], checkpoint(match["id"]), channel(match["ch"]))
     elif match["end"] is not None:
-        event = (END, int(match["end"]))
+        event = (END, channel(match["end"]))
     elif match["data"] is not None:
-        event = (DATA, int(match["data"]))
+        event = (DATA, channel(match["data"]))
     elif match["rpc"] is not None:
-        event = (RPC, int(match["rpc"]))
+        event = (RPC, checkpoint(match["rpc"]))
     else:
         event = (TIMEOUT,)
     if event[0] in (BARRIER, CANCEL, ANNOUNCE, RPC) and event[1] < 1:

@@ -16,6 +16,8 @@ Example
 [('a', 1), ('a', 2)]
 >>> sorted(predecessors(g, ("c", 0)))
 [('b', 0), ('b', 1)]
+>>> count_connections(g)
+5
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Iterator
 from .jobgraph import ALL_TO_ALL, JobEdge, JobGraph, TaskId
 from .pointwise import consumed_partitions
 
-__all__ = ["input_connections", "predecessors", "to_networkx"]
+__all__ = ["input_connections", "predecessors", "count_connections", "to_networkx"]
 
 
 def input_connections(graph: JobGraph, task: TaskId) -> Iterator[tuple[JobEdge, TaskId]]:
@@ -39,6 +41,22 @@ def input_connections(graph: JobGraph, task: TaskId) -> Iterator[tuple[JobEdge, 
             partitions = consumed_partitions(upstream, graph.parallelism(vertex_id), index)
         for partition in partitions:
             yield edge, (edge.source, partition)
+
+
+def count_connections(graph: JobGraph, stop_above: int | None = None) -> int:
+    """How many task-level connections :func:`input_connections` yields over all tasks, counted
+    per job edge without building them; once the count passes ``stop_above`` it is returned as
+    soon as the current edge is counted (enough to refuse a graph too large to expand)."""
+    total = 0
+    for edge in graph.edges:
+        upstream, downstream = graph.parallelism(edge.source), graph.parallelism(edge.target)
+        if edge.pattern == ALL_TO_ALL:
+            total += upstream * downstream
+        else:
+            total += sum(len(consumed_partitions(upstream, downstream, index)) for index in range(downstream))
+        if stop_above is not None and total > stop_above:
+            break
+    return total
 
 
 def predecessors(graph: JobGraph, task: TaskId) -> Iterator[TaskId]:

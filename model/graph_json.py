@@ -26,6 +26,8 @@ flipcheck.model.graph_json.GraphFormatError: vertices: no vertices
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from types import MappingProxyType
 from typing import Any
 
@@ -38,6 +40,7 @@ from .jobgraph import (
     JobEdge,
     JobGraph,
     JobVertex,
+    vertex_flag_problem,
 )
 
 __all__ = [
@@ -49,6 +52,9 @@ __all__ = [
     "read_input_file",
     "graph_to_json",
     "dumps_graph",
+    "id_problem",
+    "MAX_INPUT_BYTES",
+    "MAX_ID_LENGTH",
 ]
 
 _TOP_LEVEL_KEYS = {"vertices", "edges", "states", "checkpoints_after_tasks_finished", "name", "comment"}
@@ -68,6 +74,38 @@ def _type_name(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
         type(value), "a number"
     )
+
+
+# Characters an id may not hold: they move the cursor, end a line or a string, or reorder text
+# on a terminal (ESC, NUL, CR, LF, U+2028, bidi overrides), or are not text at all (a lone
+# surrogate cannot be written as UTF-8, so every table, picture and solver would fail on it).
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+# Ids name things in tables and pictures; graphviz refuses labels of about 16,000 characters,
+# and a long name belongs in a vertex's "name" (import-plan keeps Flink's names there).
+MAX_ID_LENGTH = 1_000
+
+
+def id_problem(text: str) -> str | None:
+    """Why ``text`` cannot be an id (None when it can): longer than MAX_ID_LENGTH, or holding
+    control characters, line separators, bidi controls or lone surrogates."""
+    if len(text) > MAX_ID_LENGTH:
+        return f"longer than {MAX_ID_LENGTH:,} characters ({len(text):,})"
+    if text.isprintable():
+        return None
+    for position, char in enumerate(text):
+        if unicodedata.category(char) in _FORBIDDEN_CATEGORIES or char in _BIDI_CONTROLS:
+            kind = "a lone surrogate" if unicodedata.category(char) == "Cs" else "a control character"
+            return f"holds {kind} ({char!r} at position {position})"
+    return None
+
+
+def _expect_id(value: Any, where: str) -> str:
+    _expect(value, str, where, "a string")
+    problem = id_problem(value)
+    if problem:
+        raise _fail(where, problem)
+    return value
 
 
 def _expect(value: Any, kind: type, where: str, what: str) -> Any:
@@ -94,7 +132,7 @@ def parse_graph(document: Any) -> JobGraph:
         for key in ("id", "parallelism"):
             if key not in raw:
                 raise _fail(f"{where}.{key}", "missing key")
-        vertex_id = _expect(raw["id"], str, f"{where}.id", "a string")
+        vertex_id = _expect_id(raw["id"], f"{where}.id")
         if not vertex_id:
             raise _fail(f"{where}.id", "empty vertex id")
         parallelism = raw["parallelism"]
@@ -104,6 +142,10 @@ def parse_graph(document: Any) -> JobGraph:
         if not 1 <= parallelism <= MAX_PARALLELISM:
             raise _fail(f"{where}.parallelism", f"{parallelism} is outside 1..{MAX_PARALLELISM}")
         extra = {k: v for k, v in raw.items() if k not in ("id", "parallelism")}
+        for key, value in extra.items():
+            problem = vertex_flag_problem(key, value)
+            if problem:
+                raise _fail(f"{where}.{key}", problem)
         vertices.append(JobVertex(vertex_id, parallelism, MappingProxyType(extra)))
 
     edges = []
@@ -117,8 +159,8 @@ def parse_graph(document: Any) -> JobGraph:
         unknown = sorted(set(raw) - _EDGE_KEYS)
         if unknown:
             raise _fail(f"{where}.{unknown[0]}", "unknown key (expected source, target, pattern)")
-        source = _expect(raw["source"], str, f"{where}.source", "a string")
-        target = _expect(raw["target"], str, f"{where}.target", "a string")
+        source = _expect_id(raw["source"], f"{where}.source")
+        target = _expect_id(raw["target"], f"{where}.target")
         pattern = _expect(raw["pattern"], str, f"{where}.pattern", "a string")
         if pattern not in PATTERNS:
             raise _fail(f"{where}.pattern", f"unknown pattern {pattern!r} (expected ALL_TO_ALL or POINTWISE)")
@@ -127,6 +169,9 @@ def parse_graph(document: Any) -> JobGraph:
     states = {}
     raw_states = _expect(document.get("states", {}), dict, "states", "an object")
     for vertex_id, vertex_states in raw_states.items():
+        problem = id_problem(vertex_id)
+        if problem:
+            raise _fail(f"states key {vertex_id!r}", problem)
         where = f"states.{vertex_id}"
         _expect(vertex_states, list, where, "an array of state names")
         # The subset test runs at C speed (millions of states); only on failure do we look for
@@ -162,13 +207,48 @@ def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return document
 
 
+def _reject_constant(name: str) -> Any:
+    raise GraphFormatError(f"{name} is not a JSON number")
+
+
+# Where a lone surrogate can come from: a \ud800-style escape, or UTF-8-encoded surrogate bytes
+# (which json.loads decodes with "surrogatepass"). Only then is the document walked.
+_SURROGATE_HINT = {bytes: re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]"),
+                   str: re.compile("\\\\u[dD][89a-fA-F]|[\ud800-\udfff]")}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(value: Any, where: str) -> str | None:
+    """The field of the first string (or key) holding a lone surrogate, or None."""
+    if isinstance(value, str):
+        return where if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _SURROGATE.search(key):
+                return f"{where}: key {key!r}" if where else f"key {key!r}"
+            found = _lone_surrogate(item, f"{where}.{key}" if where else key)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            found = _lone_surrogate(item, f"{where}[{n}]")
+            if found:
+                return found
+    return None
+
+
 def decode_json(text: str | bytes, error_type: type[ValueError] = GraphFormatError, *, strict_keys: bool = True) -> Any:
-    """Decode JSON text; invalid JSON, absurd nesting, non-UTF-8 bytes and (with
-    ``strict_keys``) a key repeated in one object become ``error_type`` with a one-line message."""
+    """Decode JSON text; invalid JSON, absurd nesting, non-UTF-8 bytes, NaN and Infinity, a lone
+    surrogate anywhere (not Unicode text) and (with ``strict_keys``) a key repeated in one object
+    become ``error_type`` with a one-line message."""
     try:
-        if strict_keys:
-            return json.loads(text, object_pairs_hook=_reject_duplicate_keys)
-        return json.loads(text)
+        hook = _reject_duplicate_keys if strict_keys else None
+        document = json.loads(text, object_pairs_hook=hook, parse_constant=_reject_constant)
+        if _SURROGATE_HINT[str if isinstance(text, str) else bytes].search(text):
+            where = _lone_surrogate(document, "")
+            if where:
+                raise GraphFormatError(f"{where or 'top level'}: lone surrogate in a string (not Unicode text)")
+        return document
     except GraphFormatError as error:
         raise error_type(str(error)) from None
     except RecursionError:
@@ -177,15 +257,28 @@ def decode_json(text: str | bytes, error_type: type[ValueError] = GraphFormatErr
         raise error_type(f"not UTF-8 text ({error.reason} at byte {error.start})") from None
     except json.JSONDecodeError as error:
         raise error_type(f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+    except ValueError as error:  # an integer literal beyond Python's digit limit
+        raise error_type(f"invalid JSON: a number with more digits than can be read ({str(error).split(':')[0][:80]})") from None
+
+
+# Far above any job graph or plan (a million task states are about 12 MB of JSON); stops a read
+# of /dev/zero or a mistaken multi-gigabyte file before it exhausts memory.
+MAX_INPUT_BYTES = 256 * 1024 * 1024
 
 
 def read_input_file(path: str, error_type: type[ValueError] = GraphFormatError) -> bytes:
-    """The bytes of an input file; an unreadable file becomes ``error_type``."""
+    """The bytes of an input file; an unreadable or oversized (> MAX_INPUT_BYTES) file becomes
+    ``error_type``."""
     try:
         with open(path, "rb") as handle:
-            return handle.read()
+            data = handle.read(MAX_INPUT_BYTES + 1)
     except OSError as error:
         raise error_type(f"cannot read file ({error.strerror})") from None
+    except ValueError:  # a NUL in the path
+        raise error_type("cannot read file (the path holds a NUL character)") from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise error_type(f"file larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB")
+    return data
 
 
 def loads_graph(text: str | bytes) -> JobGraph:

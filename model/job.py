@@ -159,14 +159,14 @@ from __future__ import annotations
 from typing import Any, Iterator, NamedTuple, Sequence
 
 from . import barriers as bar
-from .jobgraph import ALL_TO_ALL, FINISHED as FINISHED_STATE, RUNNING as RUNNING_STATE, JobGraph
-from .execution_graph import input_connections
+from .jobgraph import ALL_TO_ALL, FINISHED as FINISHED_STATE, RUNNING as RUNNING_STATE, JobGraph, vertex_flag_problem
+from .execution_graph import count_connections, input_connections
 from .plan import CheckpointPlan, checkpoint_plan
 
 __all__ = [
     "RUNNING", "END_OF_DATA", "FINISHED", "CANCELED", "STOPPED", "NO_STOP_ID", "PHASE_NAMES", "MODES", "EOI",
     "TASK_NOT_READY", "TASK_CLOSING", "FAILOVER",
-    "Protocol", "TaskInfo", "ChannelInfo", "Job",
+    "Protocol", "TaskInfo", "ChannelInfo", "Job", "MAX_TASKS", "MAX_CHANNELS", "MAX_RECORDS", "job_size_problem",
     "Snapshot", "TaskState", "Pending", "RestorePoint", "Coordinator", "JobState",
     "initial_state", "successors", "is_end", "run", "describe_label", "actor_of",
     "checkpoint_ids", "rename_ids", "rename_label",
@@ -182,6 +182,13 @@ RUNNING, END_OF_DATA, FINISHED, CANCELED = 0, 1, 2, 3
 STOPPED, NO_STOP_ID = -1, -1
 PHASE_NAMES = ("RUNNING", "END_OF_DATA", "FINISHED", "CANCELED")
 MODES = bar.MODES
+
+# Bounds on the job an exploration expands: every state holds a tuple per task and per channel
+# and the records in flight, so a job beyond them cannot even be set up in memory (two vertices
+# of parallelism 32,768 joined ALL_TO_ALL are a billion channels), let alone searched.
+MAX_TASKS = 1_024
+MAX_CHANNELS = 16_384
+MAX_RECORDS = 10_000  # records of all sources together
 
 # Abort / decline reasons added at job level (facts §2.4, §3.2).
 TASK_NOT_READY = "CHECKPOINT_DECLINED_TASK_NOT_READY"
@@ -364,6 +371,9 @@ class Job:
             # Savepoints are aligned (FLINK-17467); a restart during stop-with-savepoint, and which
             # checkpoint it restores (FLIP-193), is not modelled.
             raise ValueError("stop_with_savepoint is modelled in aligned mode without failures")
+        problem = job_size_problem(graph, records)
+        if problem:
+            raise ValueError(problem)
         self.graph = graph
         self.mode = mode
         self.stop_with_savepoint = stop_with_savepoint
@@ -414,8 +424,9 @@ class Job:
                 records: tuple = ()
             else:
                 count = extra.get("records", default_records)
-                if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-                    raise ValueError(f"vertex {vertex_id!r}: \"records\" must be a non-negative integer, got {count!r}")
+                problem = vertex_flag_problem("records", count)
+                if problem:
+                    raise ValueError(f"vertex {vertex_id!r}: \"records\" {problem}")
                 records = tuple(range(next_record, next_record + count))
                 next_record += count
             tasks.append(TaskInfo(n, vertex_id, subtask, tuple(inputs[n]), tuple(outputs[n]), routes, records,
@@ -477,10 +488,30 @@ class Job:
                 f"protocol={self.protocol.name!r})")
 
 
+def job_size_problem(graph: JobGraph, default_records: int) -> str | None:
+    """Why ``graph`` is too large to expand into a :class:`Job` (None when it is not), naming
+    the size and the limit; cheap: it never builds the channels it counts."""
+    tasks = graph.num_tasks
+    if tasks > MAX_TASKS:
+        return f"too large to explore: {tasks:,} tasks (limit {MAX_TASKS:,})"
+    channels = count_connections(graph, stop_above=MAX_CHANNELS)
+    if channels > MAX_CHANNELS:
+        return f"too large to explore: {channels:,} channels (limit {MAX_CHANNELS:,})"
+    records = 0
+    for vertex in graph.vertices:
+        if not graph.inputs(vertex.id):
+            count = vertex.extra.get("records", default_records)
+            records += vertex.parallelism * count if isinstance(count, int) else 0
+    if records > MAX_RECORDS:
+        return f"too large to explore: {records:,} records from the sources (limit {MAX_RECORDS:,})"
+    return None
+
+
 def _flag(extra, key: str, vertex_id: str) -> bool:
     value = extra.get(key, False)
-    if not isinstance(value, bool):
-        raise ValueError(f"vertex {vertex_id!r}: {key!r} must be true or false, got {value!r}")
+    problem = vertex_flag_problem(key, value)
+    if problem:
+        raise ValueError(f"vertex {vertex_id!r}: {key!r} {problem}")
     return value
 
 

@@ -48,6 +48,8 @@ __all__ = [
     "JobGraph",
     "GraphStructureError",
     "CycleError",
+    "VERTEX_FLAGS",
+    "vertex_flag_problem",
 ]
 
 ALL_TO_ALL = "ALL_TO_ALL"
@@ -92,8 +94,31 @@ class CycleError(GraphStructureError):
 
     def __init__(self, cycle: Sequence[str]):
         self.cycle = tuple(cycle)
-        path = " -> ".join([*cycle, cycle[0]])
+        if len(cycle) <= 20:
+            path = " -> ".join([*cycle, cycle[0]])
+        else:  # a one-line message, not a megabyte: a cycle may run through every vertex
+            path = " -> ".join(cycle[:10]) + f" -> ... ({len(cycle):,} vertices) -> " + " -> ".join([*cycle[-5:], cycle[0]])
         super().__init__("edges", f"cycle {path}")
+
+
+# The per-vertex keys later models read from ``JobVertex.extra`` (model/job.py), with the kind of
+# value each takes; other keys (an imported plan's "name", "chain", ...) are kept as they are.
+VERTEX_FLAGS = {
+    "records": "count",
+    "two_phase_commit_sink": "flag",
+    "sink_v2": "flag",
+    "union_list_state": "flag",
+}
+
+
+def vertex_flag_problem(key: str, value: object) -> str | None:
+    """Why ``value`` cannot be the vertex flag ``key`` (None when it can, or the key is not a flag)."""
+    kind = VERTEX_FLAGS.get(key)
+    if kind == "flag" and not isinstance(value, bool):
+        return f"must be true or false, got {value!r}"
+    if kind == "count" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+        return f"must be a non-negative integer, got {value!r}"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

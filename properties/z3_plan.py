@@ -41,7 +41,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import z3
 
-from flipcheck.model.execution_graph import predecessors
+from flipcheck.model.execution_graph import count_connections, predecessors
 from flipcheck.model.jobgraph import ALL_TO_ALL, EXECUTION_STATES, FINISHED, RUNNING, TERMINAL_STATES, JobGraph, TaskId
 from flipcheck.model.plan import (
     DECLINE_REASONS,
@@ -60,7 +60,31 @@ from flipcheck.reference_impl.plan.wiring import float_ceil_wiring, integer_wiri
 from .plan_properties import equals_spec
 from .violation import Violation
 
+# Beyond these a proof runs for minutes and gigabytes (docs/prove.md: 9,463 tasks take 49 s; two
+# ALL_TO_ALL-joined vertices of 2,048 subtasks, 4 million task-level connections, ran past 100 s
+# at 700 MB; a chain of 1,000 vertices takes 9 s, of 5,000 vertices 99 s), so the CLI refuses
+# the graph up front instead.
+MAX_PROOF_TASKS = 10_000
+MAX_PROOF_VERTICES = 2_000
+MAX_PROOF_CONNECTIONS = 1_000_000
+
+
+def proof_size_problem(graph: JobGraph) -> str | None:
+    """Why ``graph`` is too large to prove in reasonable time (None when it is not)."""
+    if len(graph.vertices) > MAX_PROOF_VERTICES:
+        return f"too large to prove: {len(graph.vertices):,} vertices (limit {MAX_PROOF_VERTICES:,})"
+    if graph.num_tasks > MAX_PROOF_TASKS:
+        return f"too large to prove: {graph.num_tasks:,} tasks (limit {MAX_PROOF_TASKS:,})"
+    connections = count_connections(graph, stop_above=MAX_PROOF_CONNECTIONS)
+    if connections > MAX_PROOF_CONNECTIONS:
+        return f"too large to prove: {connections:,} task-level connections (limit {MAX_PROOF_CONNECTIONS:,})"
+    return None
+
 __all__ = [
+    "MAX_PROOF_TASKS",
+    "MAX_PROOF_VERTICES",
+    "MAX_PROOF_CONNECTIONS",
+    "proof_size_problem",
     "STATE_DOMAINS",
     "TASK_FIELDS",
     "SymbolicStates",

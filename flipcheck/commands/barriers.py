@@ -11,7 +11,7 @@ Replay a sequence of input events through the specification of task-side barrier
 with finished input channels (FLIP-147; docs/barriers.md), or through Flink's implementation or
 one of its named variants (--handler), and check every barrier property on the way.
 
-events (channels and ids are numbers; ids start at 1):
+events (channels and ids are numbers; ids are 1..1,000,000, channels 0..N-1):
   B<id>@<ch>   checkpoint barrier            C<id>@<ch>   cancellation marker
   E@<ch>       EndOfPartition                D@<ch>       data record
   T<id>        RPC trigger (every upstream task finished)
@@ -39,22 +39,36 @@ output (--json): one object
   were processed while the alignment is still in progress (or at an explicit TIMEOUT);
   K = 0 means unaligned from the start, like Flink's aligned-checkpoint-timeout 0.
 
+limits: --channels 1..32,768; --render draws at most 256 channels and 2,000 events.
+
 exit codes: 0 replayed, every property holds; 1 a property is violated (named on stderr);
 2 an invalid or impossible event, or a bad option (nothing on stdout).
 """
 
 
+# A task's input gate has one channel per upstream subtask, and Flink's parallelism is at most
+# 32,768 (model/jobgraph.py MAX_PARALLELISM).
+MAX_CHANNELS = 32_768
+# K counts events, and a command line holds far fewer than this.
+MAX_ALIGNMENT_TIMEOUT = 1_000_000
+# The chart has one lane per channel and one row per event: 32,768 lanes ran dot past 2 minutes.
+MAX_CHART_CHANNELS = 256
+MAX_CHART_EVENTS = 2_000
+
+
 def configure(parser) -> None:
     from flipcheck.barrier_replay import MODEL
+    from flipcheck.cli_types import bounded_int
     from flipcheck.reference_impl.barriers import HANDLERS
 
     parser.add_argument("events", nargs="+", metavar="EVENT", help="input events, in order")
-    parser.add_argument("--channels", type=int, required=True, metavar="N", help="number of input channels")
+    parser.add_argument("--channels", type=bounded_int(1, MAX_CHANNELS), required=True, metavar="N",
+                        help=f"number of input channels (1..{MAX_CHANNELS:,})")
     parser.add_argument("--mode", required=True, choices=["aligned", "unaligned", "at-least-once"],
                         help="checkpointing mode")
     parser.add_argument("--no-checkpoints-after-tasks-finished", dest="after_finished", action="store_false",
                         help="the behaviour before FLIP-147: EndOfPartition aborts the pending checkpoint")
-    parser.add_argument("--alignment-timeout", type=int, metavar="K", default=None,
+    parser.add_argument("--alignment-timeout", type=bounded_int(0, MAX_ALIGNMENT_TIMEOUT), metavar="K", default=None,
                         help="unaligned mode: align first, switch to unaligned after K events")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     parser.add_argument("--render", metavar="FILE.svg", help="also draw the replay as a message-sequence chart")
@@ -68,17 +82,16 @@ def run(args) -> int:
     from flipcheck.errors import InputError, UsageError
     from flipcheck.model.barriers import Config, parse_event
 
-    if args.channels < 1:
-        raise UsageError("--channels must be at least 1")
     timeout = args.alignment_timeout
     if timeout is not None and args.mode != "unaligned":
         raise UsageError("--alignment-timeout needs --mode unaligned")
-    if timeout is not None and timeout < 0:
-        raise UsageError("--alignment-timeout must be 0 or more")
     if args.render:
         from flipcheck.render import output_format
 
         output_format(args.render)  # a bad file name is a usage error before anything runs
+        if args.channels > MAX_CHART_CHANNELS or len(args.events) > MAX_CHART_EVENTS:
+            raise UsageError(f"--render draws at most {MAX_CHART_CHANNELS} channels and {MAX_CHART_EVENTS:,} events "
+                             f"(got {args.channels:,} and {len(args.events):,})")
     config = Config(args.channels, args.mode, args.after_finished, alignment_timeout=bool(timeout))
     events = []
     for position, token in enumerate(args.events, 1):

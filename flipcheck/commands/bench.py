@@ -25,19 +25,49 @@ examples:
   flipcheck bench plan --algorithms flink,naive,wiki-a --budget 10 --json
 
 Measurements predicted to take longer than --budget seconds are skipped and shown as such.
+Each option applies to the benchmarks named in its help (--repeat: 1..100); giving it to another
+one is a usage error (exit 2).
 End-to-end CLI timing (parse + plan + print) is in benchmarks/plan_cli.sh.
 """
 
 TARGETS = ("plan", "barriers", "explore", "sweep")
 
 
+# The options each benchmark reads; giving another is a usage error, not silently ignored.
+OPTIONS = {
+    "plan": ("algorithms", "budget", "json"),
+    "barriers": ("json",),
+    "explore": ("json",),
+    "sweep": ("budget", "repeat", "suites", "json"),
+}
+DEFAULTS = {"algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None}
+MAX_REPEAT = 100
+
+
 def configure(parser) -> None:
+    from flipcheck.cli_types import bounded_int, name, seconds
+
     parser.add_argument("target", choices=TARGETS, metavar="TARGET", help="what to measure: %(choices)s")
-    parser.add_argument("--algorithms", default="flink,naive", help="comma-separated plan algorithms (default: %(default)s)")
-    parser.add_argument("--budget", type=float, default=30.0, help="skip a measurement predicted to exceed this many seconds")
+    parser.add_argument("--algorithms", type=name, help="plan: comma-separated plan algorithms (default: flink,naive)")
+    parser.add_argument("--budget", type=seconds, metavar="SECONDS",
+                        help="plan, sweep: skip a measurement predicted to exceed this many seconds, at most 86,400 "
+                             "(default: 30)")
     parser.add_argument("--json", action="store_true", help="one JSON object per measurement")
-    parser.add_argument("--repeat", type=int, default=1, metavar="N", help="sweep: best of N runs per timing (default: 1)")
-    parser.add_argument("--suites", metavar="A,B", help="sweep: comma-separated suites (default: every suite in this build)")
+    parser.add_argument("--repeat", type=bounded_int(1, MAX_REPEAT), metavar="N",
+                        help="sweep: best of N runs per timing (default: 1)")
+    parser.add_argument("--suites", type=name, metavar="A,B", help="sweep: comma-separated suites (default: every suite in this build)")
+
+
+def _check_options(args) -> None:
+    """UsageError for an option the chosen benchmark does not read; then fill in the defaults."""
+    from flipcheck.errors import UsageError
+
+    for name, default in DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+        elif name not in OPTIONS[args.target]:
+            users = [t for t, names in OPTIONS.items() if name in names]
+            raise UsageError(f"--{name} does not apply to `bench {args.target}` (it applies to bench {', '.join(users)})")
 
 
 def _bench_barriers(args) -> int:
@@ -82,6 +112,7 @@ def _bench_explore(args) -> int:
 
 
 def run(args) -> int:
+    _check_options(args)
     if args.target == "barriers":
         return _bench_barriers(args)
     if args.target == "explore":
@@ -98,8 +129,6 @@ def run(args) -> int:
     unknown = [n for n in names if n not in PLAN_ALGORITHMS]
     if unknown or not names:
         raise UsageError(f"--algorithms: unknown algorithm {unknown[0] if unknown else '(none)'!r}")
-    if args.budget <= 0:
-        raise UsageError("--budget: must be positive")
     progress = None if args.json else (lambda text: sys.stderr.write(f"  measuring {text}...\r"))
     if not args.json:
         print(f"{'algorithm':<20} {'shape':<12} {'tasks':>10} {'seconds':>9} {'tasks/s':>12}")

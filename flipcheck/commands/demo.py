@@ -39,13 +39,15 @@ FLIP147_SUITES = ("plan", "barriers", "protocol")
 
 
 def configure(parser) -> None:
+    from flipcheck.cli_types import MAX_CASES, MAX_SIZE_BOUND, bounded_int
+
     parser.add_argument("--out", default=os.path.join("out", "demo"), metavar="DIR", help="output directory (default: %(default)s)")
-    parser.add_argument("--cases", type=int, default=250_000, metavar="N",
+    parser.add_argument("--cases", type=bounded_int(1, MAX_CASES), default=250_000, metavar="N",
                         help="random cases per suite and algorithm, divided by the suite's relative cost "
                              "(protocol: 10) (default: %(default)s)")
     parser.add_argument("--seed", default="demo", metavar="S", help="seed of the random cases (default: %(default)s)")
-    parser.add_argument("--max-vertices", type=int, default=4, metavar="V", help="exhaustive plan bound (default: %(default)s)")
-    parser.add_argument("--max-parallelism", type=int, default=2, metavar="P", help="exhaustive plan bound (default: %(default)s)")
+    parser.add_argument("--max-vertices", type=bounded_int(1, MAX_SIZE_BOUND), default=4, metavar="V", help="exhaustive plan bound (default: %(default)s)")
+    parser.add_argument("--max-parallelism", type=bounded_int(1, MAX_SIZE_BOUND), default=2, metavar="P", help="exhaustive plan bound (default: %(default)s)")
     parser.add_argument("--master", default=None, metavar="URL", help="Spark master (default: local[*])")
 
 
@@ -83,6 +85,7 @@ def _prove_examples(say) -> bool:
 def run(args) -> int:
     from pathlib import Path
 
+    from flipcheck.cli_types import check_output_dir
     from flipcheck.commands.sweep import print_result, run_spec
     from flipcheck.errors import UsageError
     from flipcheck.spark_session import DEFAULT_MASTER, check_master, start_spark, stop_spark
@@ -104,6 +107,7 @@ def run(args) -> int:
                                      max_parallelism=args.max_parallelism)
     except ValueError as error:
         raise UsageError(str(error)) from None
+    check_output_dir(args.out, "--out")  # a file or an unwritable place fails now, not after the sweeps
     out = Path(args.out)
     sweep_dir, exhaustive_dir = out / "sweep", out / "exhaustive"
     for directory in (sweep_dir, exhaustive_dir):

@@ -27,23 +27,39 @@ output (--json): one object
   {"states": n, "transitions": n, "complete": true|false,
    "violations": [{"property": "...", "trace": ["step", ...]}]}
 
+limits: a job of at most 1,024 tasks, 16,384 channels and 10,000 records from all sources is
+expanded; a larger one is refused before any work (exit 2, naming the size and the limit).
+--checkpoints and --failures are at most 1,000.
+
 exit codes: 0 complete, no violation; 1 a violation (or the search was cut by --max-states);
 2 bad input or option (nothing on stdout).
 """
 
 
+# Counts beyond these only make a search that cannot end; the job's own size is bounded by
+# model/job.py (MAX_TASKS, MAX_CHANNELS, MAX_RECORDS).
+MAX_COUNT = 1_000
+MAX_STATES = 1_000_000_000
+
+
 def configure(parser) -> None:
+    from flipcheck.cli_types import bounded_int, name
+    from flipcheck.model.job import MAX_RECORDS
+
     parser.add_argument("graph", metavar="GRAPH.json", help="job graph (plan JSON format)")
     parser.add_argument("--mode", default="aligned", choices=["aligned", "unaligned", "at-least-once"])
-    parser.add_argument("--records", type=int, default=1, metavar="N", help="records per source subtask (default 1)")
-    parser.add_argument("--checkpoints", type=int, default=1, metavar="N",
+    parser.add_argument("--records", type=bounded_int(0, MAX_RECORDS), default=1, metavar="N",
+                        help=f"records per source subtask (default 1, at most {MAX_RECORDS:,})")
+    parser.add_argument("--checkpoints", type=bounded_int(0, MAX_COUNT), default=1, metavar="N",
                         help="checkpoints the coordinator may start while a source has data (default 1)")
-    parser.add_argument("--failures", type=int, default=0, metavar="N", help="failovers (default 0)")
+    parser.add_argument("--failures", type=bounded_int(0, MAX_COUNT), default=0, metavar="N",
+                        help="failovers (default 0)")
     parser.add_argument("--stop-with-savepoint", action="store_true",
                         help="the coordinator may stop the job once with a savepoint without drain "
                              "(aligned mode, no failures)")
-    parser.add_argument("--variant", default=None, metavar="NAME", help="a named protocol variant")
-    parser.add_argument("--max-states", type=int, default=None, metavar="N", help="stop after N distinct states")
+    parser.add_argument("--variant", type=name, default=None, metavar="NAME", help="a named protocol variant")
+    parser.add_argument("--max-states", type=bounded_int(1, MAX_STATES), default=None, metavar="N",
+                        help="stop after N distinct states")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
     parser.add_argument("--render", metavar="FILE.svg", default=None,
                         help="draw the first violation's shortest trace as a message-sequence chart "
@@ -57,11 +73,6 @@ def run(args) -> int:
     from flipcheck.properties.job_explore import explore_job, replay
     from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job
 
-    for name in ("records", "checkpoints", "failures"):
-        if getattr(args, name) < 0:
-            raise UsageError(f"--{name} must be 0 or more")
-    if args.max_states is not None and args.max_states < 1:
-        raise UsageError("--max-states must be at least 1")
     if args.render is not None:
         from flipcheck.render import output_format
 

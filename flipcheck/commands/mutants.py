@@ -29,19 +29,24 @@ exit codes: 0 every mutant caught, 1 a mutant survived, 2 bad option.
 
 
 def configure(parser) -> None:
+    from flipcheck.cli_types import name, seconds
+
     parser.add_argument("--json", action="store_true", help="one JSON object")
-    parser.add_argument("--budget", type=float, default=30.0, metavar="SECONDS", help="budget per mutant (default: %(default)s)")
-    parser.add_argument("--only", metavar="ID", action="append", help="hunt only this mutant (repeatable)")
-    parser.add_argument("--suite", metavar="NAME", help="hunt only the mutants of this suite")
+    parser.add_argument("--budget", type=seconds, default=30.0, metavar="SECONDS", help="budget per mutant, at most 86,400 (default: %(default)s)")
+    parser.add_argument("--only", type=name, metavar="ID", action="append", help="hunt only this mutant (repeatable)")
+    parser.add_argument("--suite", type=name, metavar="NAME", help="hunt only the mutants of this suite")
     parser.add_argument("--gallery", metavar="DIR", help="also write DIR/mutants.md with a picture of each counterexample")
 
 
 def run(args) -> int:
+    from flipcheck.cli_types import check_output_dir
     from flipcheck.errors import UsageError
     from flipcheck.mutants import catalogue, hunt, write_gallery
 
-    if not args.budget > 0:
-        raise UsageError("--budget: must be a positive number of seconds")
+    if args.only and args.suite:
+        raise UsageError("give either --only ID or --suite NAME, not both")
+    if args.gallery is not None:
+        check_output_dir(args.gallery, "--gallery")  # before the hunt, not after it
     mutants = catalogue()
     selected = list(mutants.values())
     if args.only:
@@ -54,6 +59,8 @@ def run(args) -> int:
         if args.suite not in suites:
             raise UsageError(f"--suite: unknown suite {args.suite!r} (expected one of {', '.join(suites)})")
         selected = [m for m in selected if m.suite == args.suite]
+    if not selected:  # never "kill rate 100% (0/0)"
+        raise UsageError("no mutant matches the options")
 
     rows, detections = [], []
     if not args.json:
@@ -81,7 +88,7 @@ def run(args) -> int:
     if args.gallery:
         page = write_gallery(detections, args.gallery)
         sys.stderr.write(f"gallery: {page}\n")
-    kill_rate = sum(r["caught"] for r in rows) / len(rows) if rows else 1.0
+    kill_rate = sum(r["caught"] for r in rows) / len(rows)
     if args.json:
         print(json.dumps({"mutants": rows, "kill_rate": kill_rate}))
     else:

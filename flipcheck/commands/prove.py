@@ -37,6 +37,9 @@ examples:
   flipcheck prove --algorithm flink-before-40482 --states all --render cex.svg examples/graphs/figure1.json
                                                                                    exit 1
 
+limits: a graph of at most 2,000 vertices, 10,000 tasks and 1,000,000 task-level connections (an
+  ALL_TO_ALL edge counts upstream x downstream subtasks); a larger one is refused up front (exit 2).
+
 exit codes: 0 proved, 1 counterexample printed, 2 bad input or option,
             3 internal error (a z3 encoding disagrees with its implementation: a flipcheck bug).
 """
@@ -84,7 +87,7 @@ def _renderer(out_path: str):
 def run(args) -> int:
     from flipcheck.errors import InputError, UsageError
     from flipcheck.model.graph_json import GraphFormatError, graph_to_json, load_graph
-    from flipcheck.properties.z3_plan import PLAN_ENCODERS, EncodingMismatch, prove_plan
+    from flipcheck.properties.z3_plan import PLAN_ENCODERS, EncodingMismatch, proof_size_problem, prove_plan
 
     if args.algorithm not in PLAN_ENCODERS:
         raise UsageError(f"no z3 encoding for {args.algorithm!r} yet (encoded: {', '.join(sorted(PLAN_ENCODERS))})")
@@ -92,6 +95,13 @@ def run(args) -> int:
         graph = load_graph(args.graph)
     except GraphFormatError as error:
         raise InputError(args.graph, str(error)) from None
+    too_large = proof_size_problem(graph)
+    if args.render and not too_large:
+        from flipcheck.commands.render import render_size_problem
+
+        too_large = render_size_problem(graph)
+    if too_large:
+        raise InputError(args.graph, too_large)
     # Fail before proving, not after, when the picture cannot be drawn.
     draw = _renderer(args.render) if args.render else None
 

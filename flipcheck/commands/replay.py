@@ -32,12 +32,15 @@ exit codes: 0 the case satisfies every property, 1 a property is violated, 2 bad
 
 
 def configure(parser) -> None:
+    from flipcheck.cli_types import name
+
     parser.add_argument("case_id", metavar="CASE_ID", help="SUITE:SEED:INDEX as a sweep reports it")
     names = parser.add_mutually_exclusive_group()
-    names.add_argument("--algorithm", metavar="NAME", help="algorithm to check (default: the suite's engine, flink)")
-    names.add_argument("--variant", metavar="NAME", help="named variant or mutant (same as --algorithm)")
-    parser.add_argument("--render", metavar="FILE.svg", help="where to draw the case (default: replay-SUITE-SEED-INDEX.svg)")
-    parser.add_argument("--no-render", action="store_true", help="do not draw")
+    names.add_argument("--algorithm", type=name, metavar="NAME", help="algorithm to check (default: the suite's engine, flink)")
+    names.add_argument("--variant", type=name, metavar="NAME", help="named variant or mutant (same as --algorithm)")
+    drawing = parser.add_mutually_exclusive_group()
+    drawing.add_argument("--render", metavar="FILE.svg", help="where to draw the case (default: replay-SUITE-SEED-INDEX.svg)")
+    drawing.add_argument("--no-render", action="store_true", help="do not draw")
     parser.add_argument("--minimise", action="store_true", help="shrink a violating case (fewest tasks / shortest trace) first")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
 

@@ -71,22 +71,23 @@ something else.
 
 
 def configure(parser) -> None:
+    from flipcheck.cli_types import MAX_CASES, MAX_SIZE_BOUND, bounded_int, name
     from flipcheck.suites import SUITES
 
     parser.add_argument("--suite", required=True, choices=[*SUITES, "all"], metavar="NAME",
                         help="one of: %(choices)s")
     names = parser.add_mutually_exclusive_group()
-    names.add_argument("--algorithm", metavar="NAME", help="the algorithm to check (default: each suite's engine, flink)")
-    names.add_argument("--variant", metavar="NAME", help="a named variant or mutant to check (same as --algorithm)")
-    parser.add_argument("--cases", type=int, metavar="N", help="random cases per suite")
+    names.add_argument("--algorithm", type=name, metavar="NAME", help="the algorithm to check (default: each suite's engine, flink)")
+    names.add_argument("--variant", type=name, metavar="NAME", help="a named variant or mutant to check (same as --algorithm)")
+    parser.add_argument("--cases", type=bounded_int(1, MAX_CASES), metavar="N", help="random cases per suite")
     parser.add_argument("--seed", metavar="S", help="seed of the random cases (default: 0)")
     parser.add_argument("--exhaustive", action="store_true", help="enumerate every case within the bounds")
-    parser.add_argument("--max-vertices", type=int, metavar="V", help="--exhaustive plan bound (default: 4)")
-    parser.add_argument("--max-parallelism", type=int, metavar="P", help="--exhaustive plan bound (default: 3)")
+    parser.add_argument("--max-vertices", type=bounded_int(1, MAX_SIZE_BOUND), metavar="V", help="--exhaustive plan bound (default: 4)")
+    parser.add_argument("--max-parallelism", type=bounded_int(1, MAX_SIZE_BOUND), metavar="P", help="--exhaustive plan bound (default: 3)")
     parser.add_argument("--master", metavar="URL", default=None, help="Spark master (default: local[*])")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="extra Spark setting, repeatable (e.g. spark.archives=venv.tar.gz#environment)")
-    parser.add_argument("--batch-size", type=int, metavar="N",
+    parser.add_argument("--batch-size", type=bounded_int(1, MAX_SIZE_BOUND), metavar="N",
                         help="cases per Spark task (default: about one second of work per suite)")
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory (created; resumed if it holds this sweep)")
 
