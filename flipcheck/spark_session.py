@@ -389,11 +389,12 @@ def start_spark(master: str = DEFAULT_MASTER, app_name: str = "flipcheck", log_p
         builder = builder.config(key, value)
     details = f" (details: {log_path})" if log_path else ""
     standalone = master.startswith("spark://")
+    deadline = time.monotonic() + CONNECT_SECONDS
+    # Probed before the status line: a closed port fails at once, in the one line of a usage error.
+    if standalone and (unreachable := _unreachable(master, timeout=CONNECT_SECONDS / 3)):
+        raise UsageError(f"--master {master!r}: no Spark master reachable: {unreachable}")
     with _status(status or sys.stderr, f"connecting to Spark master {master} (up to {CONNECT_SECONDS:.0f} s)..."
                  if standalone else None):
-        deadline = time.monotonic() + CONNECT_SECONDS
-        if standalone and (unreachable := _unreachable(master, timeout=CONNECT_SECONDS / 3)):
-            raise UsageError(f"--master {master!r}: no Spark master reachable: {unreachable}")
         try:
             with _stderr_to(log_path):
                 spark = _create_within(builder, deadline) if standalone else builder.getOrCreate()

@@ -44,13 +44,12 @@ def test_a_closed_port_is_refused_with_one_line(flipcheck_cli, cli_env, tmp_path
     result = run_sweep_against(master, flipcheck_cli, cli_env, tmp_path / "o")
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == [
-        f"connecting to Spark master {master} (up to 15 s)...",
         f"flipcheck sweep: --master '{master}': no Spark master reachable: 127.0.0.1:1 connection refused",
     ]
     assert result.stdout == ""
 
 
-def test_a_port_that_is_no_spark_master_fails_with_one_line(silent_port, flipcheck_cli, cli_env, tmp_path):
+def test_a_port_that_is_no_spark_master_says_what_it_waits_for_then_fails_in_one_line(silent_port, flipcheck_cli, cli_env, tmp_path):
     master = f"spark://127.0.0.1:{silent_port}"
     result = run_sweep_against(master, flipcheck_cli, cli_env, tmp_path / "o")
     assert result.returncode == 2, result.stderr
