@@ -296,9 +296,10 @@ _MINIMISE_MAX_STATES = 200_000
 
 
 def _smaller_configurations(config: Configuration) -> list[Configuration]:
-    """``config`` and every configuration below it, fewest records + checkpoints + failures first."""
+    """``config`` and every configuration below it, fewest records + checkpoints + failures first
+    (at least one checkpoint where ``config`` has one: most properties need a checkpoint)."""
     smaller = [config._replace(records=r, checkpoints=c, failures=f)
-               for r in range(config.records + 1) for c in range(1, config.checkpoints + 1)
+               for r in range(config.records + 1) for c in range(min(1, config.checkpoints), config.checkpoints + 1)
                for f in range(config.failures + 1)]
     return sorted(smaller, key=lambda c: (c.records + c.checkpoints + c.failures, c.failures, c.checkpoints, c.records))
 

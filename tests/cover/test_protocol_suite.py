@@ -66,6 +66,16 @@ def test_minimising_looks_in_smaller_configurations_first():
     assert "no_dangling_transaction" in {v.property for v in found}
 
 
+def test_the_configurations_tried_while_minimising_end_with_the_case_s_own():
+    from flipcheck.verify_protocol import Configuration, _smaller_configurations
+
+    for config in (Configuration("pair", "aligned", 2, 3, 1), Configuration("pair", "aligned", 1, 0, 0)):
+        tried = _smaller_configurations(config)
+        assert tried[-1] == config and len(set(tried)) == len(tried)
+        assert all(t.records <= config.records and t.checkpoints <= config.checkpoints
+                   and t.failures <= config.failures for t in tried)
+
+
 def test_stopping_at_a_propertys_shortest_trace_gives_the_full_searchs_trace():
     from flipcheck.properties.job_explore import GRAPH_PROPERTIES, explore_job
     from flipcheck.verify_protocol import Configuration
