@@ -48,7 +48,7 @@ def chromium_program() -> str:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
     """A test that draws without dot fails with the one line naming the fix, not a traceback."""
-    from flipcheck.render import DotNotFoundError
+    from flipcheck.render.core import DotNotFoundError
 
     try:
         return (yield)

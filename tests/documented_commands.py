@@ -144,7 +144,7 @@ def documented_examples() -> list[Example]:
 
     examples = _readme_examples() + _epilog_examples("flipcheck --help", cli.EPILOG)
     for name, module_name in cli.COMMANDS.items():
-        module = importlib.import_module(f"flipcheck.commands.{module_name}")
+        module = importlib.import_module(f"flipcheck.cli.{module_name}")
         examples += _epilog_examples(f"flipcheck {name} --help", getattr(module, "EPILOG", None))
     return examples
 

@@ -276,9 +276,9 @@ def test_replay_render_and_no_render_contradict(capsys):
 def test_reproduce_command_is_shell_quoted(tmp_path):
     import shlex
 
-    from flipcheck.suites import get_suite
-    from flipcheck.sweep import plan_sweep
-    from flipcheck.sweep_summary import _counterexample
+    from flipcheck.designs.suite import get_suite
+    from flipcheck.sweep.runner import plan_sweep
+    from flipcheck.sweep.summary import _counterexample
 
     suite = get_suite("plan")
     target = plan_sweep(["plan"], "wiki-b", cases=1, seed="it's$HOME").targets[0]

@@ -104,7 +104,7 @@ def test_render_draws_the_counterexample(graph_file, capsys, tmp_path, dot_progr
 
 
 def test_render_without_dot_is_one_line_naming_the_fix(graph_file, capsys, tmp_path, monkeypatch):
-    from flipcheck import render
+    from flipcheck.render import core as render
 
     monkeypatch.setattr(render, "find_program", lambda name: None)
     picture = tmp_path / "cex.svg"

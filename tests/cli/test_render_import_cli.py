@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flipcheck import render
+from flipcheck.render import core as render
 from flipcheck.cli import main
 from flipcheck.model.graph_json import loads_graph
 

@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from flipcheck.cli import main
-from flipcheck.spark_session import is_local_master, master_problem, standalone_addresses
+from flipcheck.sweep.spark import is_local_master, master_problem, standalone_addresses
 
 CLUSTER_ENV = {"HADOOP_CONF_DIR": "/etc/hadoop/conf"}
 
@@ -141,7 +141,7 @@ class _Terminal(io.StringIO):
 
 
 def test_on_a_terminal_the_status_line_is_erased_afterwards():
-    from flipcheck.spark_session import _status
+    from flipcheck.sweep.spark import _status
 
     terminal = _Terminal()
     with _status(terminal, "connecting to Spark master spark://127.0.0.1:7077 (up to 15 s)..."):

@@ -33,7 +33,7 @@ def test_bad_options_exit_2_with_one_line(extra, fragments, capsys, tmp_path):
 
 
 def test_a_suite_missing_from_the_build_is_one_line(capsys, tmp_path, monkeypatch):
-    from flipcheck import suites
+    from flipcheck.designs import suite as suites
 
     monkeypatch.setitem(suites.SUITES, "protocol", "flipcheck.suite_not_in_this_build:SUITE")
     assert_fails_with_one_line(["sweep", "--suite", "protocol", "--cases", "5", "--out", str(tmp_path / "o")], capsys,
@@ -53,7 +53,7 @@ def test_a_directory_holding_other_files_is_refused(capsys, tmp_path):
 
 
 def test_a_different_sweep_in_the_same_directory_is_refused(capsys, tmp_path):
-    from flipcheck.sweep import plan_sweep
+    from flipcheck.sweep.runner import plan_sweep
 
     manifest = plan_sweep(["plan"], None, cases=5, seed="1").manifest()
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))

@@ -12,7 +12,7 @@ from flipcheck.model.jobgraph import JobGraph
 from flipcheck.properties import approximate_recovery_properties as props
 from flipcheck.properties.z3_approximate_recovery import prove_restart_set
 from flipcheck.reference_impl.approximate_recovery_variants import APPROXIMATE_RECOVERY_ENGINES
-from flipcheck.verify_approximate_recovery import check_case, exhaustive_cases, explore_case, run_approximate_recovery_suite
+from flipcheck.designs.approximate_recovery import check_case, exhaustive_cases, explore_case, run_approximate_recovery_suite
 
 
 @pytest.mark.parametrize("kind", KINDS)

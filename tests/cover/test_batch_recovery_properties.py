@@ -10,7 +10,7 @@ import pytest
 from flipcheck.model.batch_recovery import CANCELED, Config, run
 from flipcheck.properties.batch_recovery_explore import explore_job, explore_model
 from flipcheck.properties.batch_recovery_properties import BATCH_PROPERTIES, PROPERTY_NAMES, check_step
-from flipcheck.verify_batch_recovery import GRAPHS
+from flipcheck.designs.batch_recovery import GRAPHS
 
 MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "batch_recovery.json").read_text())
 

@@ -17,8 +17,8 @@ def _modules():
         package = importlib.import_module(package_name)
         names.append(package_name)
         for info in pkgutil.walk_packages(package.__path__, prefix=package_name + "."):
-            if ".commands." in info.name:
-                continue
+            if info.name.endswith(".__main__"):
+                continue  # importing it runs the command line
             names.append(info.name)
     return sorted(set(names))
 

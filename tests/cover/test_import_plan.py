@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from flipcheck.import_plan import (
+from flipcheck.flink.import_plan import (
     EXECUTION_PLAN,
     REST_PLAN,
     PlanFormatError,

@@ -9,7 +9,7 @@ from flipcheck.generators.local_recovery import KINDS, cases
 from flipcheck.model import local_recovery as spec
 from flipcheck.properties import local_recovery_properties as props
 from flipcheck.properties.z3_local_recovery import max_local_z3, prove_seed_rule_optimal
-from flipcheck.verify_local_recovery import check_case, exhaustive_cases, explore_case, run_local_recovery_suite
+from flipcheck.designs.local_recovery import check_case, exhaustive_cases, explore_case, run_local_recovery_suite
 
 
 @pytest.mark.parametrize("kind", KINDS)

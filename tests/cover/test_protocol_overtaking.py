@@ -11,7 +11,7 @@ from flipcheck.model.barriers import ALIGNED, AT_LEAST_ONCE, UNALIGNED
 from flipcheck.model.job import Job, _Next, run
 from flipcheck.properties.job_explore import replay
 from flipcheck.properties.job_properties import check_trace
-from flipcheck.render_protocol import chart_source
+from flipcheck.render.protocol import chart_source
 
 # pair: src[0] = task 0 -> sink[0] = task 1, one channel.
 PAIR_STEPS = [("trigger", 1), ("emit", 0, 0), ("end-of-data", 0), ("rpc", 0, 1)]

@@ -1,7 +1,7 @@
 """The ``protocol`` sweep suite: random schedules and exhaustive configurations of the whole job."""
 
-from flipcheck.suites import get_suite
-from flipcheck.verify_protocol import EXHAUSTIVE_CONFIGS, Trace
+from flipcheck.designs.suite import get_suite
+from flipcheck.designs.protocol import EXHAUSTIVE_CONFIGS, Trace
 
 SUITE = get_suite("protocol")
 
@@ -55,7 +55,7 @@ def test_a_minimised_trace_replays_by_id_and_is_rechecked(capsys, tmp_path):
 def test_minimising_looks_in_smaller_configurations_first():
     """A wiki-b-trigger schedule of twin with 2 records and 3 checkpoints dangles a transaction;
     the minimised trace shows it with no record and one checkpoint, and still violates it."""
-    from flipcheck.verify_protocol import Configuration, minimise_case
+    from flipcheck.designs.protocol import Configuration, minimise_case
 
     large = Configuration("twin", "at-least-once", 2, 3, 0)
     small = minimise_case(large, "wiki-b-trigger", "no_dangling_transaction")
@@ -67,7 +67,7 @@ def test_minimising_looks_in_smaller_configurations_first():
 
 
 def test_the_configurations_tried_while_minimising_end_with_the_case_s_own():
-    from flipcheck.verify_protocol import Configuration, _smaller_configurations
+    from flipcheck.designs.protocol import Configuration, _smaller_configurations
 
     for config in (Configuration("pair", "aligned", 2, 3, 1), Configuration("pair", "aligned", 1, 0, 0)):
         tried = _smaller_configurations(config)
@@ -78,7 +78,7 @@ def test_the_configurations_tried_while_minimising_end_with_the_case_s_own():
 
 def test_stopping_at_a_propertys_shortest_trace_gives_the_full_searchs_trace():
     from flipcheck.properties.job_explore import GRAPH_PROPERTIES, explore_job
-    from flipcheck.verify_protocol import Configuration
+    from flipcheck.designs.protocol import Configuration
 
     cases = [(Configuration("pair", "aligned", 1, 1, 0), "pre-flip-147"),          # step and state properties
              (Configuration("twin", "aligned", 0, 1, 0), "trigger-sources-only")]  # a deadlock, a graph property

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from flipcheck import verify_approximate_recovery, verify_local_recovery
+from flipcheck.designs import approximate_recovery as verify_approximate_recovery
+from flipcheck.designs import local_recovery as verify_local_recovery
 from flipcheck.generators.choices import SeededChooser
-from flipcheck.suites import get_suite, resolve_case
+from flipcheck.designs.suite import get_suite, resolve_case
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 DESIGNS = {

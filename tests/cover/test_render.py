@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flipcheck import render
+from flipcheck.render import core as render
 from flipcheck.errors import UsageError
 from flipcheck.generators.job_graphs import job_graphs
 from flipcheck.model.execution_graph import input_connections
 from flipcheck.model.jobgraph import ALL_TO_ALL, FINISHED, POINTWISE, RUNNING, JobGraph
 from flipcheck.model.plan import NOT_ALL_REQUIRED_TASKS_RUNNING, CheckpointPlan, Declined, TaskSet, checkpoint_plan
 from flipcheck.reference_impl.plan import PLAN_ALGORITHMS
-from flipcheck.render import (
+from flipcheck.render.core import (
     MAX_GROUPS,
     PALETTE,
     Look,

@@ -12,7 +12,7 @@ from flipcheck.model.graph_json import parse_graph
 from flipcheck.model.plan import checkpoint_plan
 from flipcheck.properties.barrier_explore import explore_task
 from flipcheck.reference_impl.plan import plan_algorithm
-from flipcheck.suites import CRASH, SuiteUnavailable, available_suites, checked, get_suite, resolve_case
+from flipcheck.designs.suite import CRASH, SuiteUnavailable, available_suites, checked, get_suite, resolve_case
 
 IDS = ["plan:42:0", "plan:42:977", "plan:x-1:5", "barriers:42:0", "barriers:7:1234", "plan:exhaustive-v3-p2:77",
        "barriers:exhaustive-c2-i2:5", "protocol:42:3", "protocol:exhaustive-default:40"]
@@ -35,7 +35,7 @@ def test_case_ids_regenerate_the_same_case_in_another_process():
 
 
 def test_registry_names_and_unavailable_suites(monkeypatch):
-    from flipcheck import suites
+    from flipcheck.designs import suite as suites
 
     assert available_suites()[:3] == ["plan", "barriers", "protocol"]
     monkeypatch.setitem(suites.SUITES, "protocol", "flipcheck.suite_not_in_this_build:SUITE")

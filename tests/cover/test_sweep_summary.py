@@ -9,9 +9,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from flipcheck.suites import get_suite
-from flipcheck.sweep import COLUMNS, TIMING_KEYS, Progress, plan_sweep, run_batch
-from flipcheck.sweep_summary import SUMMARY_KEYS, finalise
+from flipcheck.designs.suite import get_suite
+from flipcheck.sweep.runner import COLUMNS, TIMING_KEYS, Progress, plan_sweep, run_batch
+from flipcheck.sweep.summary import SUMMARY_KEYS, finalise
 
 _ARROW = {"string": pa.string(), "bigint": pa.int64(), "int": pa.int32(), "double": pa.float64(),
           "array<string>": pa.list_(pa.string())}

@@ -35,12 +35,12 @@ from hostile_strategies import (
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from flipcheck.mutants import catalogue
+from flipcheck.designs.mutants import catalogue
 from flipcheck.reference_impl.barriers import HANDLERS
 from flipcheck.reference_impl.plan import PLAN_ALGORITHMS
 from flipcheck.reference_impl.protocol_variants import PROTOCOLS
-from flipcheck.sweep import plan_sweep
-from flipcheck.verify import SUITES
+from flipcheck.sweep.runner import plan_sweep
+from flipcheck.designs.verify import SUITES
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("FLIPCHECK_FUZZ_EXAMPLES", "25"))
@@ -52,8 +52,8 @@ SMALL_GRAPHS = [doc for name, doc in GRAPHS.items() if name.startswith(("protoco
 FLINK_PLANS = [json.loads(p.read_text()) for p in sorted((ROOT / "tests" / "fixtures" / "flink_plans").glob("*.json"))]
 
 # The functions that start the real work of the long-running commands.
-HEAVY_WORK = ("flipcheck.sweep:run_sweep", "flipcheck.spark_session:start_spark", "flipcheck.verify:run_suite",
-              "flipcheck.mutants:hunt", "flipcheck.bench_plan:bench_plan", "flipcheck.bench_sweep:bench_sweep",
+HEAVY_WORK = ("flipcheck.sweep.runner:run_sweep", "flipcheck.sweep.spark:start_spark", "flipcheck.designs.verify:run_suite",
+              "flipcheck.designs.mutants:hunt", "flipcheck.bench.plan:bench_plan", "flipcheck.bench.sweep:bench_sweep",
               "flipcheck.properties.barrier_explore:explore_model", "flipcheck.properties.job_explore:explore_job")
 
 
@@ -264,7 +264,7 @@ def test_sweep_resume_survives_a_damaged_sweep_directory(manifest, marker, chunk
     if marker is not None:
         (out / "cases.parquet" / chunk).mkdir(parents=True)
         (out / "cases.parquet" / chunk / "_chunk.json").write_bytes(marker)
-    assert_survives(cli.run(RESUME, cwd=sandbox, timeout=60, stop_at=("flipcheck.spark_session:start_spark",)))
+    assert_survives(cli.run(RESUME, cwd=sandbox, timeout=60, stop_at=("flipcheck.sweep.spark:start_spark",)))
 
 
 COMMANDS = ["plan", "prove", "barriers", "explore", "render", "import-plan", "bench", "verify", "mutants", "sweep",

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from flipcheck.generators.choices import SeededChooser
-from flipcheck.mutants import catalogue
+from flipcheck.designs.mutants import catalogue
 
 
 def load_manifest(name: str) -> dict:

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import Phase, settings
 
 from flipcheck.generators.approximate_recovery import QUICK, subpartition_machine
-from flipcheck import verify_approximate_recovery as driver
+from flipcheck.designs import approximate_recovery as driver
 from flipcheck.properties.approximate_recovery_properties import PROPERTY_NAMES
 from flipcheck.reference_impl.approximate_recovery_variants import VARIANTS
-from flipcheck.verify_approximate_recovery import run_approximate_recovery_suite
+from flipcheck.designs.approximate_recovery import run_approximate_recovery_suite
 from recovery_mutant_checks import (
     assert_caught_as_pinned, assert_property_catches, assert_registered, load_manifest, pinned_variants,
 )

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from flipcheck.drivers import seeded_driver
+from flipcheck.designs.drivers import seeded_driver
 from flipcheck.model.batch_recovery import Config
-from flipcheck.mutants import catalogue
+from flipcheck.designs.mutants import catalogue
 from flipcheck.properties.batch_recovery_explore import replay
 from flipcheck.reference_impl.batch_recovery_variants import MUTANTS
-from flipcheck.verify_batch_recovery import GRAPHS, check_case, generate_case, hunt_mutant
+from flipcheck.designs.batch_recovery import GRAPHS, check_case, generate_case, hunt_mutant
 
 MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "batch_recovery.json").read_text())
 PINNED = {e["variant"]: e for e in MANIFEST["variants"]}

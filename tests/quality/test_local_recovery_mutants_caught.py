@@ -6,7 +6,7 @@ import pytest
 from hypothesis import Phase, settings
 
 from flipcheck.generators.local_recovery import QUICK, cluster_machine
-from flipcheck import verify_local_recovery as driver
+from flipcheck.designs import local_recovery as driver
 from flipcheck.properties.local_recovery_properties import PROPERTY_NAMES
 from flipcheck.reference_impl.local_recovery_variants import VARIANTS
 from recovery_mutant_checks import (

@@ -2,7 +2,7 @@
 
 import pytest
 
-from flipcheck.mutants import catalogue, hunt
+from flipcheck.designs.mutants import catalogue, hunt
 
 # Per mutant. A hunt stops at its first violation, so the budget costs time only when a mutant
 # survives; the slowest catch (protocol-no-end-of-data-ack: a 23-step unaligned trace, ~370k
@@ -25,7 +25,7 @@ def test_catalogue_entries_are_documented():
 
 
 def test_gallery_writes_a_page_and_a_picture_per_caught_mutant(tmp_path):
-    from flipcheck.mutants import write_gallery
+    from flipcheck.designs.mutants import write_gallery
 
     chosen = [catalogue()[m] for m in ("wiki-b", "eop-not-aligned", "protocol-pre-flip-147", "seed-finished-by-partitions")]
     page = write_gallery([(m, hunt(m, 10)) for m in chosen], str(tmp_path))
@@ -43,7 +43,7 @@ def test_plan_counterexamples_are_shrunk():
 def test_gallery_states_a_wiring_counterexample_in_words(tmp_path):
     # FLINK-22863's counterexample is a POINTWISE (upstream, downstream) parallelism pair, not a
     # job graph: the gallery says it in a sentence instead of handing it to the plan renderer.
-    from flipcheck.mutants import Detection, write_gallery
+    from flipcheck.designs.mutants import Detection, write_gallery
 
     mutant = catalogue()["flink-before-22863"]
     pair = (2366, 7097)  # the shape the float wiring gets wrong (docs/prove.md)

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from hypothesis.stateful import run_state_machine_as_test
 
-from flipcheck.drivers import seeded_driver
+from flipcheck.designs.drivers import seeded_driver
 from flipcheck.generators.split_assignment import quick_settings, split_machine
 from flipcheck.model.split_assignment import Config
 from flipcheck.properties.split_assignment_explore import explore_job, explore_liveness, replay
 from flipcheck.properties.split_assignment_properties import PROPERTY_NAMES
 from flipcheck.reference_impl.split_assignment_variants import MUTANTS
-from flipcheck.verify_split_assignment import check_case, generate_case
+from flipcheck.designs.split_assignment import check_case, generate_case
 
 MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "split_assignment.json").read_text())
 VARIANTS = {e["variant"]: e for e in MANIFEST["variants"]}

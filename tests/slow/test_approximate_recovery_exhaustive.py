@@ -18,7 +18,7 @@ from flipcheck.properties.approximate_recovery_explore import (
     barrier_scenarios, explore_barriers, explore_dataflow, explore_restart_sets, explore_subpartition,
 )
 from flipcheck.properties.z3_approximate_recovery import prove_restart_set
-from flipcheck.verify_approximate_recovery import DATAFLOW_GRAPHS
+from flipcheck.designs.approximate_recovery import DATAFLOW_GRAPHS
 
 pytestmark = pytest.mark.slow
 MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "approximate_recovery.json").read_text())

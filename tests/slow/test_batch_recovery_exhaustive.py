@@ -8,7 +8,7 @@ import pytest
 
 from flipcheck.model.batch_recovery import Config
 from flipcheck.properties.batch_recovery_explore import explore_job, explore_model, replay
-from flipcheck.verify_batch_recovery import GRAPHS
+from flipcheck.designs.batch_recovery import GRAPHS
 
 MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "batch_recovery.json").read_text())
 

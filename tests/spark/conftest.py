@@ -11,7 +11,7 @@ MASTER = "local[2,2]"
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    from flipcheck.spark_session import start_spark, stop_spark
+    from flipcheck.sweep.spark import start_spark, stop_spark
 
     session = start_spark(MASTER, "flipcheck tests", log_path=str(tmp_path_factory.mktemp("spark") / "spark.log"))
     yield session

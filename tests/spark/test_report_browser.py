@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from flipcheck.sweep import plan_sweep, run_sweep
+from flipcheck.sweep.runner import plan_sweep, run_sweep
 
 pytestmark = [pytest.mark.spark, pytest.mark.browser]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flipcheck.sweep import COLUMNS, TIMING_KEYS, plan_sweep, read_cases, run_sweep
+from flipcheck.sweep.runner import COLUMNS, TIMING_KEYS, plan_sweep, read_cases, run_sweep
 
 pytestmark = pytest.mark.spark
 

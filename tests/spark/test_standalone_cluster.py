@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from flipcheck.sweep import TIMING_KEYS, plan_sweep, run_sweep
+from flipcheck.sweep.runner import TIMING_KEYS, plan_sweep, run_sweep
 
 pytestmark = pytest.mark.spark
 

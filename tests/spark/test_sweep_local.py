@@ -9,8 +9,8 @@ import pytest
 
 from flipcheck.cli import main
 from flipcheck.generators.enumerate_dags import topology_space
-from flipcheck.suites import get_suite
-from flipcheck.sweep import COLUMNS, TIMING_KEYS, plan_sweep, read_cases, run_sweep
+from flipcheck.designs.suite import get_suite
+from flipcheck.sweep.runner import COLUMNS, TIMING_KEYS, plan_sweep, read_cases, run_sweep
 
 pytestmark = pytest.mark.spark
 

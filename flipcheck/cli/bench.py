@@ -1,0 +1,145 @@
+"""``flipcheck bench``: measured speed of flipcheck's algorithms."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+HELP = "measure speed: plan algorithms in tasks per second"
+DESCRIPTION = """\
+Benchmarks (speed goals are measured here, never by timed tests).
+
+  flipcheck bench plan      tasks per second of `flink` and `naive` at 10k, 100k and 1M tasks,
+                            on a typical pipeline and on the seed's adversarial O(n^2) case
+  flipcheck bench barriers  distinct states per second exploring the barrier-handler model
+                            (3 channels, checkpoint ids 1..3, every configuration)
+  flipcheck bench explore   distinct states per second exploring the whole-job protocol
+                            (generators/protocol.py example graphs, every mode, 0 and 1 failover)
+  flipcheck bench sweep     Spark sweeps: cases per second per core of each suite, local[1] ->
+                            local[2] scaling, Spark overhead against a plain loop (--budget =
+                            seconds of single-core work per measurement; use 60 or more)
+"""
+EPILOG = """\
+examples:
+  flipcheck bench plan
+  flipcheck bench plan --algorithms flink,naive,wiki-a --budget 10 --json
+
+Measurements predicted to take longer than --budget seconds are skipped and shown as such.
+Each option applies to the benchmarks named in its help (--repeat: 1..100); giving it to another
+one is a usage error (exit 2).
+End-to-end CLI timing (parse + plan + print) is in benchmarks/plan_cli.sh.
+"""
+
+TARGETS = ("plan", "barriers", "explore", "sweep")
+
+
+# The options each benchmark reads; giving another is a usage error, not silently ignored.
+OPTIONS = {
+    "plan": ("algorithms", "budget", "json"),
+    "barriers": ("json",),
+    "explore": ("json",),
+    "sweep": ("budget", "repeat", "suites", "json"),
+}
+DEFAULTS = {"algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None}
+MAX_REPEAT = 100
+
+
+def configure(parser) -> None:
+    from flipcheck.cli.types import bounded_int, name, seconds
+
+    parser.add_argument("target", choices=TARGETS, metavar="TARGET", help="what to measure: %(choices)s")
+    parser.add_argument("--algorithms", type=name, help="plan: comma-separated plan algorithms (default: flink,naive)")
+    parser.add_argument("--budget", type=seconds, metavar="SECONDS",
+                        help="plan, sweep: skip a measurement predicted to exceed this many seconds, at most 86,400 "
+                             "(default: 30)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per measurement")
+    parser.add_argument("--repeat", type=bounded_int(1, MAX_REPEAT), metavar="N",
+                        help="sweep: best of N runs per timing (default: 1)")
+    parser.add_argument("--suites", type=name, metavar="A,B", help="sweep: comma-separated suites (default: every suite in this build)")
+
+
+def _check_options(args) -> None:
+    """UsageError for an option the chosen benchmark does not read; then fill in the defaults."""
+    from flipcheck.errors import UsageError
+
+    for name, default in DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+        elif name not in OPTIONS[args.target]:
+            users = [t for t, names in OPTIONS.items() if name in names]
+            raise UsageError(f"--{name} does not apply to `bench {args.target}` (it applies to bench {', '.join(users)})")
+
+
+def _bench_barriers(args) -> int:
+    from flipcheck.properties.barrier_explore import explore_model
+    from flipcheck.designs.barriers import all_configs
+
+    if not args.json:
+        print(f"{'mode':<15} {'after-finished':<15} {'timeout':<8} {'states':>8} {'seconds':>8} {'states/s':>10}")
+    for config in all_configs(3):
+        result = explore_model(config, max_id=3)
+        row = {"mode": config.mode, "after_finished": config.after_finished, "alignment_timeout": config.alignment_timeout,
+               "states": result.states, "seconds": round(result.seconds, 3), "states_per_second": round(result.states_per_second)}
+        if args.json:
+            print(json.dumps(row))
+        else:
+            print(f"{config.mode:<15} {str(config.after_finished):<15} {str(config.alignment_timeout):<8} "
+                  f"{result.states:>8} {result.seconds:>8.2f} {result.states_per_second:>10,.0f}")
+    return 0
+
+
+def _bench_explore(args) -> int:
+    from flipcheck.generators.protocol import example_graph
+    from flipcheck.model.job import Job
+    from flipcheck.properties.job_explore import explore_job
+
+    if not args.json:
+        print(f"{'graph':<8} {'mode':<14} {'failures':>8} {'states':>8} {'complete':>8} {'seconds':>8} {'states/s':>10}")
+    for name in ("pair", "chain", "diamond"):
+        for mode in ("aligned", "unaligned", "at-least-once"):
+            for failures in (0, 1):
+                result = explore_job(Job(example_graph(name), mode=mode, records=1, failures=failures),
+                                     max_states=200_000)
+                row = {"graph": name, "mode": mode, "failures": failures, "states": result.states,
+                       "complete": result.complete, "seconds": round(result.seconds, 3),
+                       "states_per_second": round(result.states_per_second)}
+                if args.json:
+                    print(json.dumps(row))
+                else:
+                    print(f"{name:<8} {mode:<14} {failures:>8} {result.states:>8} {str(result.complete):>8} "
+                          f"{result.seconds:>8.2f} {result.states_per_second:>10,.0f}", flush=True)
+    return 0
+
+
+def run(args) -> int:
+    _check_options(args)
+    if args.target == "barriers":
+        return _bench_barriers(args)
+    if args.target == "explore":
+        return _bench_explore(args)
+    if args.target == "sweep":
+        from flipcheck.bench.sweep import report
+
+        return report(args)
+    from flipcheck.errors import UsageError
+    from flipcheck.reference_impl.plan import PLAN_ALGORITHMS
+    from flipcheck.bench.plan import bench_plan
+
+    names = [n.strip() for n in args.algorithms.split(",") if n.strip()]
+    unknown = [n for n in names if n not in PLAN_ALGORITHMS]
+    if unknown or not names:
+        raise UsageError(f"--algorithms: unknown algorithm {unknown[0] if unknown else '(none)'!r}")
+    progress = None if args.json else (lambda text: sys.stderr.write(f"  measuring {text}...\r"))
+    if not args.json:
+        print(f"{'algorithm':<20} {'shape':<12} {'tasks':>10} {'seconds':>9} {'tasks/s':>12}")
+    for row in bench_plan(tuple(names), budget=args.budget, progress=progress):
+        if args.json:
+            print(json.dumps({"algorithm": row.algorithm, "shape": row.shape, "tasks": row.tasks,
+                              "seconds": row.seconds, "tasks_per_second": row.tasks_per_second,
+                              "skipped_predicted_seconds": row.predicted_seconds}))
+        elif row.seconds is None:
+            print(f"{row.algorithm:<20} {row.shape:<12} {row.tasks:>10} {'skipped':>9} (predicted {row.predicted_seconds:,.0f} s)")
+        else:
+            print(f"{row.algorithm:<20} {row.shape:<12} {row.tasks:>10} {row.seconds:>9.3f} {row.tasks_per_second:>12,.0f}")
+        sys.stdout.flush()
+    return 0

@@ -1,0 +1,135 @@
+"""A sweep :class:`~flipcheck.designs.suite.Suite` built from a design's driver module.
+
+The recovery designs keep everything a sweep needs in their ``flipcheck/verify_<design>.py``
+module; this adapter turns such a module into a suite, so a design writes its generator, checks
+and pictures once. The module provides:
+
+* ``ENGINE`` (the engine's name) and ``ENGINES`` (every variant name, engine first);
+* ``PROPERTY_NAMES``;
+* ``generate_case(chooser)`` and ``check_case(case, variant) -> list[Violation]`` (random cases);
+* ``exhaustive_cases()`` (a fixed, numbered list of exploration units) and
+  ``explore_case(unit, variant) -> (violations, states, counterexample)``;
+* ``render_case(case, out_path, variant)``, ``describe_case(case) -> dict``,
+  ``case_size(case) -> int``, ``case_shape(case) -> str``; optionally
+  ``minimise_case(case, variant, prop)``.
+
+Example
+-------
+>>> suite = GeneratedSuite("approximate-recovery", "FLIP-135", "flipcheck.designs.approximate_recovery")
+>>> space = suite.space("7")
+>>> space.check(space.case(1), suite.engine).violations
+[]
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cached_property
+
+from flipcheck.generators.choices import SeededChooser
+from flipcheck.designs.suite import CRASH, EXHAUSTIVE_PREFIX, CaseSpace, Outcome, Suite, checked
+
+__all__ = ["GeneratedSuite", "RandomCaseSpace", "ExhaustiveCaseSpace"]
+
+
+class RandomCaseSpace(CaseSpace):
+    def __init__(self, suite: "GeneratedSuite", seed: str):
+        self.suite, self.token = suite, seed
+
+    def case(self, index: int):
+        return self.suite.module.generate_case(SeededChooser.for_case(self.token, index))
+
+    def check(self, case, algorithm: str) -> Outcome:
+        return checked(lambda c, a: Outcome(self.suite.module.check_case(c, a)), case, algorithm)
+
+    def shape(self, case) -> str:
+        return self.suite.module.case_shape(case)
+
+    def magnitude(self, case) -> int:
+        return self.suite.module.case_size(case)
+
+
+class ExhaustiveCaseSpace(CaseSpace):
+    def __init__(self, suite: "GeneratedSuite", token: str):
+        self.suite, self.token = suite, token
+        self.units = suite.module.exhaustive_cases()
+        self.size = len(self.units)
+
+    def case(self, index: int):
+        return self.units[index]
+
+    def check(self, case, algorithm: str) -> Outcome:
+        def explore(unit, variant):
+            violations, states, counterexample = self.suite.module.explore_case(unit, variant)
+            return Outcome(violations, states, "explore", counterexample)
+
+        return checked(explore, case, algorithm)
+
+    def shape(self, case) -> str:
+        return self.suite.module.case_shape(case)
+
+    def magnitude(self, case) -> int:
+        return self.suite.module.case_size(case)
+
+    def coverage(self) -> dict:
+        return {"units": self.size, **getattr(self.suite.module, "EXHAUSTIVE_BOUNDS", {})}
+
+    def statement(self, algorithm: str, assignments: int) -> str | None:
+        """The design's ``EXHAUSTIVE_STATEMENT`` (a format string), filled in; None without one."""
+        template = getattr(self.suite.module, "EXHAUSTIVE_STATEMENT", None)
+        return template.format(algorithm=algorithm, states=assignments, units=self.size) if template else None
+
+
+class GeneratedSuite(Suite):
+    size_unit = "steps"
+    random_batch = 1000   # ~0.5 ms per case: half a second per Spark task
+    exhaustive_batch = 1
+
+    def __init__(self, name: str, title: str, module: str, *, random_batch: int | None = None,
+                 relative_cost: int | None = None):
+        self.name, self.title, self._module = name, title, module
+        if random_batch is not None:
+            self.random_batch = random_batch
+        if relative_cost is not None:
+            self.relative_cost = relative_cost
+
+    @cached_property
+    def module(self):
+        return importlib.import_module(self._module)
+
+    @property
+    def engine(self) -> str:
+        return self.module.ENGINE
+
+    def algorithms(self):
+        return tuple(self.module.ENGINES)
+
+    def property_names(self):
+        return (*self.module.PROPERTY_NAMES, CRASH)
+
+    def space(self, token: str) -> CaseSpace:
+        if token.startswith(EXHAUSTIVE_PREFIX):
+            if token != self.exhaustive_token(None, None):
+                raise ValueError(f"exhaustive {self.name} token {token!r} is not {self.exhaustive_token(None, None)!r}")
+            return ExhaustiveCaseSpace(self, token)
+        return RandomCaseSpace(self, token)
+
+    def exhaustive_token(self, max_vertices=None, max_parallelism=None) -> str:
+        # The design's own bounds apply (EXHAUSTIVE_BOUNDS), not the plan's vertex bounds.
+        return f"{EXHAUSTIVE_PREFIX}-default"
+
+    def minimise(self, counterexample, algorithm: str, prop: str):
+        minimise = getattr(self.module, "minimise_case", None)
+        return counterexample if minimise is None else minimise(counterexample, algorithm, prop)
+
+    def render(self, counterexample, algorithm: str, out_path: str) -> str:
+        return self.module.render_case(counterexample, out_path, algorithm)
+
+    def size_of(self, counterexample) -> int:
+        return self.module.case_size(counterexample)
+
+    def describe(self, counterexample) -> dict:
+        return self.module.describe_case(counterexample)
+
+    def __hash__(self):
+        return hash(self.name)

@@ -1,0 +1,356 @@
+"""The ``protocol`` suite of ``flipcheck verify``: the whole job (FLIP-147 end to end).
+
+Drivers, for the correct protocol or a named variant (:mod:`flipcheck.reference_impl.protocol_variants`):
+
+* ``exploration`` — breadth-first, every reachable state of small configurations of the example
+  graphs (:mod:`flipcheck.generators.protocol`), every property including the graph properties
+  (no deadlock, the end stays reachable, a checkpoint completes after an abort);
+* ``seeded`` and ``hypothesis`` — random configurations and random schedules (up to 400 steps),
+  every step and state property along the run, and no deadlock at its end.
+
+Cases count explored states for the exploration driver, runs otherwise.
+
+>>> rows = run_protocol_suite(budget_seconds=2)
+>>> sorted({row["driver"] for row in rows}), sum(row["violations"] for row in rows)
+(['exploration', 'hypothesis', 'seeded'], 0)
+>>> check_case(generate_case(SeededChooser.for_case("doc", 1)))
+[]
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from functools import lru_cache
+from itertools import product
+from typing import NamedTuple
+
+from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
+from flipcheck.generators.choices import SeededChooser, choice
+from flipcheck.generators.protocol import EXAMPLE_GRAPHS, example_graph, random_walk
+from flipcheck.model.barriers import MODES
+from flipcheck.properties.job_explore import GRAPH_PROPERTIES, explore_job
+from flipcheck.model.job import describe_label
+from flipcheck.properties.job_properties import JOB_PROPERTIES, check_trace
+from flipcheck.properties.violation import Violation
+from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job
+
+__all__ = [
+    "run_protocol_suite", "generate_case", "check_case", "EXPLORATION_CONFIGS", "ROW_NAMES",
+    "HUNT_CONFIGS", "SINK_V2_HUNT_CONFIGS", "SINK_V2_ATTRIBUTES", "hunt_configs",
+    # the sweep's suite (flipcheck.designs.protocol_suite)
+    "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS", "EXHAUSTIVE_STATEMENT",
+    "exhaustive_cases", "explore_case", "minimise_case", "render_case", "describe_case", "case_size", "case_shape",
+]
+
+ROW_NAMES = tuple(JOB_PROPERTIES)
+# (graph, mode, records, failures), smallest first so a small budget still covers the basics.
+EXPLORATION_CONFIGS = (
+    ("pair", "aligned", 1, 1), ("pair", "unaligned", 2, 1), ("pair", "at-least-once", 2, 1),
+    ("chain", "aligned", 1, 1), ("chain", "unaligned", 1, 0), ("union", "aligned", 0, 0),
+    ("diamond", "aligned", 1, 0),
+)
+
+
+def generate_case(chooser) -> tuple:
+    """``(graph, mode, records, checkpoints, failures, walk seed)``."""
+    return (choice(chooser, sorted(EXAMPLE_GRAPHS)), choice(chooser, MODES), chooser.integer(0, 2),
+            chooser.integer(1, 3), chooser.integer(0, 1), chooser.integer(0, 2**31))
+
+
+class Configuration(NamedTuple):
+    """A job to explore: an example graph and the bounds and options of :class:`~flipcheck.model.job.Job`."""
+
+    graph: str
+    mode: str
+    records: int
+    checkpoints: int
+    failures: int
+    stop_with_savepoint: bool = False
+
+    def job(self, variant: str = CORRECT_PROTOCOL):
+        return make_job(example_graph(self.graph), variant, mode=self.mode, records=self.records,
+                        checkpoints=self.checkpoints, failures=self.failures,
+                        stop_with_savepoint=self.stop_with_savepoint)
+
+
+class Trace(NamedTuple):
+    """A counterexample: steps from the initial state (``cycle``: a lasso's loop). ``canonical``
+    says the labels carry the explorer's renamed checkpoint ids."""
+
+    config: Configuration
+    labels: tuple
+    cycle: tuple = ()
+    canonical: bool = True
+
+
+def _configuration(case) -> Configuration:
+    return case if isinstance(case, Configuration) else case.config if isinstance(case, Trace) else Configuration(*case[:5])
+
+
+@lru_cache(maxsize=64)  # a sweep checks a case, then asks its size: walk once
+def _walk(case: tuple, variant: str) -> tuple:
+    labels, _ = random_walk(_configuration(case).job(variant), random.Random(case[5]), max_steps=400)
+    return tuple(labels)
+
+
+def check_case(case, variant: str = CORRECT_PROTOCOL) -> list[Violation]:
+    """Every step/state property along the random schedule of ``case``, and no deadlock at its end;
+    a :class:`Configuration` is explored (:func:`explore_case`)."""
+    if isinstance(case, Configuration):
+        return explore_case(case, variant)[0]
+    if isinstance(case, Trace):
+        return _check_trace(case, variant)
+    return check_trace(_configuration(case).job(variant), _walk(tuple(case), variant))
+
+
+def _real_labels(job, steps) -> list:
+    """The labels of replayed steps with their real checkpoint ids (the explorer's are renamed)."""
+    from flipcheck.model.job import initial_state, successors
+
+    state, labels = initial_state(job), []
+    for step in steps:
+        labels.append(next(label for label, nxt, _ in successors(job, state) if nxt == step.state))
+        state = step.state
+    return labels
+
+
+def _check_trace(trace: Trace, variant: str) -> list[Violation]:
+    """A counterexample re-checked: its steps (real checkpoint ids) with every step/state property;
+    a lasso's cycle, when it replays, is a run that never ends the job."""
+    from flipcheck.properties.job_explore import replay
+    from flipcheck.properties.job_properties import END_REACHABLE
+
+    job = trace.config.job(variant)
+    steps = replay(job, trace.labels, trace.cycle, canonical_labels=trace.canonical)
+    found = [] if trace.cycle else check_trace(job, _real_labels(job, steps))
+    if trace.cycle:
+        found.append(Violation(END_REACHABLE, f"after {len(trace.labels)} steps the job can repeat a cycle of "
+                                              f"{len(trace.cycle)} steps forever without ending"))
+    return found
+
+
+def run_protocol_suite(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
+    """Rows ``{"name", "cases", "violations", "driver"}``; ``variant`` names a protocol variant."""
+    name = variant or CORRECT_PROTOCOL
+    if name not in PROTOCOLS:
+        raise ValueError(f"unknown variant {name!r} (expected one of {', '.join(PROTOCOLS)})")
+    started = time.perf_counter()
+    deadline = started + budget_seconds * 0.5
+    states, found = 0, Counter()
+    for graph, mode, records, failures in EXPLORATION_CONFIGS:
+        if time.perf_counter() > deadline and states:
+            break
+        result = explore_job(make_job(example_graph(graph), name, mode=mode, records=records, failures=failures),
+                             max_states=100_000)
+        states += result.states
+        for prop in set(result.violated()):
+            found[prop] += 1
+    rows = [{"name": n, "cases": states, "violations": found[n], "driver": "exploration"} for n in ROW_NAMES]
+    remaining = max(0.3, budget_seconds - (time.perf_counter() - started))
+    check = lambda case: check_case(case, name)  # noqa: E731
+    for tally in (seeded_driver(generate_case, check, budget_seconds=remaining * 0.5, seed="verify-protocol"),
+                  hypothesis_driver(generate_case, check, budget_seconds=remaining * 0.5)):
+        rows += [{"name": n, "cases": tally.cases, "violations": tally.violations[n], "driver": tally.driver}
+                 for n in ROW_NAMES]
+    return rows
+
+
+# -- the mutant catalogue (flipcheck mutants) ------------------------------------------------------
+
+# (graph, records, further Job options, state bound) in the order a hunt explores them: small
+# first, so the first trace is short; configurations with a failover or a stop-with-savepoint next
+# (only their bugs need them: FLINK-32945, FLINK-24161), then the parallel graph (a checkpoint can
+# reach a sink after its final one: FLINK-23473); last the one only unaligned barriers show
+# (no-end-of-data-ack: its shortest trace is 23 steps deep, about 300,000 states breadth-first).
+HUNT_CONFIGS = (("pair", 1, {}, 60_000), ("twin", 0, {}, 60_000), ("twin", 1, {}, 60_000), ("union", 0, {}, 60_000),
+                ("chain", 1, {}, 60_000), ("pair", 0, {"failures": 1}, 60_000),
+                ("pair", 0, {"stop_with_savepoint": True}, 60_000), ("parallel", 0, {}, 60_000),
+                ("union", 1, {"mode": "unaligned"}, 400_000))
+# Sink V2 mutants hunt on a Sink V2 graph with one failover: their bugs need a restore (FLINK-25920,
+# FLINK-37605).
+SINK_V2_HUNT_CONFIGS = (("pair-v2", 0, {"failures": 1}, 60_000), ("pair-v2", 1, {"failures": 1}, 60_000))
+# The Protocol attributes only a Sink V2 vertex reads (model/job.py rules S1-S4).
+SINK_V2_ATTRIBUTES = ("no_pre_barrier_commit_after_end_of_input", "restore_end_of_input",
+                      "end_of_input_id_is_next_checkpoint")
+
+
+def hunt_configs(variant: str) -> tuple:
+    """``(graph, records, Job options, state bound)`` in the order :func:`hunt_mutant` explores
+    them for ``variant`` (a variant overriding a Sink V2 attribute hunts on
+    :data:`SINK_V2_HUNT_CONFIGS`).
+
+    >>> hunt_configs("end-input-again-after-restore")[0], hunt_configs("pre-flip-147")[0]
+    (('pair-v2', 0, {'failures': 1}, 60000), ('pair', 1, {}, 60000))
+    """
+    from flipcheck.model.job import Protocol
+
+    cls = PROTOCOLS[variant]
+    if any(getattr(cls, a) != getattr(Protocol, a) for a in SINK_V2_ATTRIBUTES):
+        return SINK_V2_HUNT_CONFIGS
+    return HUNT_CONFIGS
+
+
+def mutant_catalogue() -> list:
+    """This suite's entries of :func:`flipcheck.designs.mutants.catalogue` (ids ``protocol-<variant>``:
+    the plan suite has its own ``trigger-sources-only``)."""
+    from flipcheck.designs.mutants import Mutant
+    from flipcheck.reference_impl.protocol_variants import PROTOCOL_VARIANTS
+
+    return [Mutant(f"protocol-{name}", "protocol", name, cls.flink_issue,
+                   " ".join((cls.__doc__ or "").split()).split(". ")[0].rstrip(".") + ".")
+            for name, cls in PROTOCOL_VARIANTS.items()]
+
+
+def hunt_mutant(mutant, budget_seconds: float):
+    """Breadth-first exploration of :func:`hunt_configs` until a violation: a shortest trace."""
+    from flipcheck.designs.mutants import Detection
+
+    started = time.perf_counter()
+    states = 0
+    for graph, records, options, max_states in hunt_configs(mutant.variant):
+        if time.perf_counter() - started > budget_seconds:
+            break
+        job = make_job(example_graph(graph), mutant.variant, records=records, **options)
+        result = explore_job(job, stop_at_first=True, liveness=False, max_states=max_states)
+        states += result.states
+        if result.counterexamples:
+            c = result.counterexamples[0]
+            return Detection(True, c.property, "exploration", states, time.perf_counter() - started, c.length,
+                             Trace(Configuration(graph, job.mode, records, job.checkpoints, job.failures,
+                                                 job.stop_with_savepoint),
+                                   tuple(c.labels), tuple(c.cycle)))
+    return Detection(False, seconds=time.perf_counter() - started)
+
+
+# -- the sweep's suite (flipcheck.designs.protocol_suite) ---------------------------------------------------
+
+ENGINE = CORRECT_PROTOCOL
+ENGINES = tuple(PROTOCOLS)
+PROPERTY_NAMES = ROW_NAMES
+# Every configuration an exhaustive sweep explores completely: the small graphs with every bound
+# the issue names (records <= 2, checkpoints <= 3, failures <= 1, each mode), the larger graphs
+# at the bounds that stay under a few hundred thousand states. Unaligned diamond and union with a
+# record exceed that since barriers overtake (rule J5u: over 3,000,000 and 1,000,000 states).
+EXHAUSTIVE_CONFIGS = tuple(
+    [Configuration("pair", m, r, c, f) for m, r, c, f in product(MODES, (0, 1, 2), (1, 2, 3), (0, 1))]
+    + [Configuration("chain", m, r, c, f) for m, r, c, f in product(MODES, (0, 1), (1, 2), (0, 1))]
+    + [Configuration("diamond", m, 1, 1, f) for m, f in product(("aligned", "at-least-once"), (0, 1))]
+    + [Configuration("twin", m, 1, 1, 0) for m in ("aligned", "at-least-once")]
+    + [Configuration("union", m, 1, 1, 0) for m in ("aligned", "at-least-once")]
+    + [Configuration("join", "aligned", 1, 1, 0)]
+    # stop-with-savepoint without drain (aligned, no failures: Job's bounds for it)
+    + [Configuration("pair", "aligned", r, 1, 0, True) for r in (0, 1, 2)]
+    + [Configuration("chain", "aligned", r, 1, 0, True) for r in (0, 1)]
+    + [Configuration(g, "aligned", 0, 1, 0, True) for g in ("union", "twin")]
+    + [Configuration("parallel", "aligned", 0, 1, 0)])  # a checkpoint can reach a sink after its final one
+EXHAUSTIVE_BOUNDS = {"graphs": sorted({c.graph for c in EXHAUSTIVE_CONFIGS}), "modes": list(MODES),
+                     "max_records": 2, "max_checkpoints": 3, "max_failures": 1}
+# The largest configuration, chain unaligned with records 1, checkpoints 2 and a failover, has
+# 747,362 states (about 80 s and 0.7 GB on one core); a configuration cut by the bound is reported.
+_MAX_STATES = 1_000_000
+EXHAUSTIVE_STATEMENT = (
+    "in every reachable state ({states:,} distinct states) of the {units} example jobs (pair: records <= 2, "
+    "checkpoints <= 3, failures <= 1; chain: records <= 1, checkpoints <= 2, failures <= 1; every mode each; "
+    "diamond (failures <= 1), twin and union aligned and at-least-once; join and parallel aligned; pair, chain, "
+    "union and twin stopped with a savepoint without drain), the {algorithm} protocol keeps every end-to-end "
+    "property: consistent cuts, exactly-once, no dangling transaction, no deadlock, the end stays reachable, final "
+    "checkpoints before finishing")
+
+
+def exhaustive_cases() -> list[Configuration]:
+    return list(EXHAUSTIVE_CONFIGS)
+
+
+def explore_case(config: Configuration, variant: str = CORRECT_PROTOCOL) -> tuple:
+    """(violations, distinct states, the first shortest counterexample as a :class:`Trace` or None);
+    an exploration cut short by the state bound is a violation too (nothing was proved)."""
+    result = explore_job(config.job(variant), max_states=_MAX_STATES)
+    violations = [Violation(c.property, c.message) for c in result.counterexamples]
+    if not result.complete:
+        violations.append(Violation("exploration_complete", f"stopped after {result.states} states"))
+    first = result.counterexamples[0] if result.counterexamples else None
+    return violations, result.states, (Trace(config, tuple(first.labels), tuple(first.cycle)) if first else None)
+
+
+def minimise_case(case, variant: str, prop: str):
+    """The shortest trace violating ``prop`` in the smallest configuration that shows it: the
+    case's graph and mode with no more records, checkpoints or failures than the case, smallest
+    first, each explored breadth-first until that property's shortest trace is known. The case
+    itself when no bounded exploration reaches it."""
+    config = _configuration(case)
+    for smaller in _smaller_configurations(config):
+        bound = _MAX_STATES if smaller == config else _MINIMISE_MAX_STATES
+        result = explore_job(smaller.job(variant), max_states=bound, shortest_of=prop,
+                             liveness=prop in GRAPH_PROPERTIES)
+        for c in result.counterexamples:  # shortest first
+            if c.property == prop:
+                return Trace(smaller, tuple(c.labels), tuple(c.cycle))
+    return case
+
+
+# A smaller configuration than the case's is explored up to this many states while minimising;
+# most are explored completely well below it (the case's own configuration gets _MAX_STATES).
+_MINIMISE_MAX_STATES = 200_000
+
+
+def _smaller_configurations(config: Configuration) -> list[Configuration]:
+    """``config`` and every configuration below it, fewest records + checkpoints + failures first
+    (at least one checkpoint where ``config`` has one: most properties need a checkpoint)."""
+    smaller = [config._replace(records=r, checkpoints=c, failures=f)
+               for r in range(config.records + 1) for c in range(min(1, config.checkpoints), config.checkpoints + 1)
+               for f in range(config.failures + 1)]
+    return sorted(smaller, key=lambda c: (c.records + c.checkpoints + c.failures, c.failures, c.checkpoints, c.records))
+
+
+def _as_trace(case, variant: str) -> Trace:
+    if isinstance(case, Trace):
+        return case
+    if isinstance(case, Configuration):
+        return explore_case(case, variant)[2] or Trace(case, ())
+    return Trace(_configuration(case), _walk(tuple(case), variant), (), False)
+
+
+def render_case(case, out_path: str, variant: str = CORRECT_PROTOCOL) -> str:
+    """The case's trace (a random case's schedule, or an exploration's first counterexample) as a
+    message-sequence chart."""
+    from flipcheck.properties.job_explore import replay
+    from flipcheck.render.protocol import render_trace
+
+    trace = _as_trace(case, variant)
+    job = trace.config.job(variant)
+    steps = replay(job, trace.labels, trace.cycle, canonical_labels=trace.canonical)
+    found = _check_trace(trace, variant)
+    title = f"{variant}: " + (found[0].property + " violated" if found else "trace")
+    c = trace.config
+    return render_trace(job, steps, out_path, title,
+                        f"{c.graph} graph, {c.mode}, records {c.records}, checkpoints {c.checkpoints}, failures {c.failures}"
+                        + (", stop-with-savepoint without drain" if c.stop_with_savepoint else ""))
+
+
+def describe_case(case) -> dict:
+    described = dict(_configuration(case)._asdict())
+    if isinstance(case, Trace):
+        job = case.config.job()
+        described["steps"] = len(case.labels) + len(case.cycle)
+        described["trace"] = [describe_label(job, label) for label in case.labels]
+        if case.cycle:
+            described["cycle"] = [describe_label(job, label) for label in case.cycle]
+    elif not isinstance(case, Configuration):
+        described["walk_seed"] = case[5]
+    return described
+
+
+def case_size(case) -> int:
+    """Steps: of a trace, of a random case's schedule (correct protocol); a configuration's tasks."""
+    if isinstance(case, Trace):
+        return len(case.labels) + len(case.cycle)
+    if isinstance(case, Configuration):
+        return len(case.job().tasks)
+    return len(_walk(tuple(case), CORRECT_PROTOCOL))
+
+
+def case_shape(case) -> str:
+    c = _configuration(case)
+    return f"{c.graph} {c.mode} r{c.records} c{c.checkpoints} f{c.failures}" + (" stop" if c.stop_with_savepoint else "")

@@ -1,0 +1,227 @@
+"""Suites: what a sweep runs, one per design area — cases from ids, checks, pictures.
+
+A :class:`Suite` composes the generators and properties that already exist for one area
+(``plan``: the checkpoint plan; ``barriers``: task-side alignment; later ``protocol`` and the
+recovery designs) behind one small interface, so that drivers — the Spark sweep, ``replay``,
+``verify`` — need not know any area:
+
+* a suite hands out :class:`CaseSpace` s by *token*: a seed (random cases, unbounded) or an
+  ``exhaustive-…`` token (a finite, numbered list). A case id ``SUITE:TOKEN:INDEX``
+  (:func:`flipcheck.generators.choices.case_id`) regenerates its case on any machine;
+* a space generates case ``index``, checks it with the suite's properties for an algorithm or
+  variant (:class:`Outcome`: violations, how many state assignments were covered, how), and
+  says its shape and size;
+* a suite minimises a counterexample for one property (fewest tasks / shortest trace),
+  renders it (SVG) and describes it as JSON.
+
+Suites are registered by module path and imported only when used; a suite whose module is not
+part of this build (``protocol`` until issue 4 lands) raises :class:`SuiteUnavailable`.
+
+Example
+-------
+>>> suite = get_suite("plan")
+>>> space = suite.space("42")
+>>> case = space.case(7)
+>>> space.case(7) == case                      # ids regenerate their case
+True
+>>> outcome = space.check(case, "flink")
+>>> outcome.violations, outcome.assignments
+([], 1)
+>>> available_suites()[:2]                     # registry order; later designs follow
+['plan', 'barriers']
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from flipcheck.generators.choices import case_id, parse_case_id
+from flipcheck.properties.violation import Violation
+
+__all__ = [
+    "SUITES",
+    "EXHAUSTIVE_PREFIX",
+    "CRASH",
+    "Outcome",
+    "CaseSpace",
+    "Suite",
+    "SuiteUnavailable",
+    "get_suite",
+    "available_suites",
+    "resolve_case",
+    "checked",
+]
+
+# name -> "module:attribute" of the Suite instance; order is the order of `--suite all`.
+SUITES = {
+    "plan": "flipcheck.designs.plan_suite:PLAN_SUITE",
+    "barriers": "flipcheck.designs.barriers_suite:BARRIERS_SUITE",
+    "protocol": "flipcheck.designs.protocol_suite:PROTOCOL_SUITE",
+    "approximate-recovery": "flipcheck.designs.approximate_recovery:SUITE",
+    "local-recovery": "flipcheck.designs.local_recovery:SUITE",
+    "split-assignment": "flipcheck.designs.split_assignment_suite:SPLIT_ASSIGNMENT_SUITE",
+    "batch-recovery": "flipcheck.designs.batch_recovery_suite:BATCH_RECOVERY_SUITE",
+}
+
+# Tokens of exhaustive spaces start with this; seeds of random sweeps must not.
+EXHAUSTIVE_PREFIX = "exhaustive"
+# The property recorded when checking a case raised (a crash of the code under test).
+CRASH = "crash"
+
+
+class SuiteUnavailable(LookupError):
+    """The suite exists in the design but not in this build (its module is missing)."""
+
+
+@dataclass
+class Outcome:
+    """What checking one case found.
+
+    ``assignments`` counts the task-state assignments (or explored states) the check covered:
+    1 for a concrete random case, ``2^tasks`` per flag value for an exhaustive plan topology.
+    ``method`` says how (``check``, ``enumerate``, ``z3``, ``explore``); ``counterexample`` is
+    the concrete failing case when it differs from the case itself (exhaustive checks).
+    """
+
+    violations: list[Violation] = field(default_factory=list)
+    assignments: int = 1
+    method: str = "check"
+    counterexample: Any = None
+
+    @property
+    def properties(self) -> list[str]:
+        """Violated property names, once each, in the order found."""
+        return list(dict.fromkeys(v.property for v in self.violations))
+
+
+def checked(check, *args) -> Outcome:
+    """Run ``check(*args)``; an exception in the code under test becomes a ``crash`` violation."""
+    try:
+        return check(*args)
+    except Exception as error:  # noqa: BLE001 - any crash of the checked code is a finding
+        return Outcome([Violation(CRASH, f"{type(error).__name__}: {error}")])
+
+
+class CaseSpace:
+    """Cases of one suite under one token. ``size`` is ``None`` for random (unbounded) spaces."""
+
+    suite: "Suite"
+    token: str
+    size: int | None = None
+
+    def case(self, index: int) -> Any:
+        raise NotImplementedError
+
+    def check(self, case: Any, algorithm: str) -> Outcome:
+        raise NotImplementedError
+
+    def shape(self, case: Any) -> str:
+        """A short description of the case's shape (``3v 2e 7t``, ``aligned 2ch 9ev``)."""
+        raise NotImplementedError
+
+    def magnitude(self, case: Any) -> int:
+        """The case's size in the suite's :attr:`Suite.size_unit` (for coverage plots)."""
+        raise NotImplementedError
+
+    def coverage(self) -> dict:
+        """Counts describing an exhaustive space (``shapes``, ``topologies``, ...); ``{}`` if random."""
+        return {}
+
+    def statement(self, algorithm: str, assignments: int) -> str | None:
+        """What an exhaustive sweep of this space with no violation proves (None: random space)."""
+        return None
+
+    def case_id(self, index: int) -> str:
+        return case_id(self.suite.name, self.token, index)
+
+
+class Suite:
+    """One design area's generators and properties behind the sweep's interface."""
+
+    name = ""
+    title = ""
+    engine = "flink"       # the engine's algorithm / handler (zero violations expected)
+    size_unit = "tasks"    # what CaseSpace.magnitude counts
+    # Cases per Spark task (a batch): about half a second of work, so per-task overhead stays small.
+    random_batch = 1000
+    exhaustive_batch = 10
+    # Roughly how many plan cases one random case costs; a mixed sweep (the demo) gives each
+    # suite cases / relative_cost cases so no suite dominates the wall time.
+    relative_cost = 1
+
+    def algorithms(self) -> Sequence[str]:
+        """Every algorithm or variant name this suite can check (engine first)."""
+        raise NotImplementedError
+
+    def property_names(self) -> Sequence[str]:
+        raise NotImplementedError
+
+    def space(self, token: str) -> CaseSpace:
+        """The random space seeded by ``token``, or the exhaustive space it names; ValueError if bad."""
+        raise NotImplementedError
+
+    def exhaustive_token(self, max_vertices: int | None, max_parallelism: int | None) -> str:
+        """The token of this suite's exhaustive space for the bounds (None: the suite's default)."""
+        raise ValueError(f"suite {self.name!r} has no exhaustive enumeration")
+
+    def minimise(self, counterexample: Any, algorithm: str, prop: str) -> Any:
+        """A smaller counterexample that still violates ``prop`` (the input if none is found)."""
+        return counterexample
+
+    def render(self, counterexample: Any, algorithm: str, out_path: str) -> str:
+        """Draw the case (SVG, or PNG by extension); returns the path."""
+        raise NotImplementedError
+
+    def size_of(self, counterexample: Any) -> int:
+        """A counterexample's size in :attr:`size_unit` (what minimising makes small)."""
+        raise NotImplementedError
+
+    def describe(self, counterexample: Any) -> dict:
+        """The case as JSON (a job graph in the input format, a barrier configuration and events)."""
+        raise NotImplementedError
+
+    def check_name(self, algorithm: str) -> str:
+        """``algorithm`` if this suite knows it; ValueError naming the known ones otherwise."""
+        known = self.algorithms()
+        if algorithm not in known:
+            raise ValueError(f"suite {self.name!r} has no algorithm or variant {algorithm!r} "
+                             f"(expected one of {', '.join(known)})")
+        return algorithm
+
+
+def get_suite(name: str) -> Suite:
+    """The registered suite ``name``; KeyError if unknown, :class:`SuiteUnavailable` if not built."""
+    module_name, attribute = SUITES[name].split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name == module_name:
+            raise SuiteUnavailable(f"suite {name!r} is not available yet in this build") from None
+        raise
+    return getattr(module, attribute)
+
+
+def available_suites() -> list[str]:
+    """Registered suites whose module is part of this build, in registry order."""
+    names = []
+    for name in SUITES:
+        try:
+            get_suite(name)
+        except SuiteUnavailable:
+            continue
+        names.append(name)
+    return names
+
+
+def resolve_case(text: str) -> tuple[Suite, CaseSpace, int]:
+    """``SUITE:TOKEN:INDEX`` -> (suite, space, index); ValueError / SuiteUnavailable naming the problem."""
+    suite_name, token, index = parse_case_id(text)
+    if suite_name not in SUITES:
+        raise ValueError(f"case id {text!r}: unknown suite {suite_name!r} (expected one of {', '.join(SUITES)})")
+    suite = get_suite(suite_name)
+    space = suite.space(token)
+    if space.size is not None and index >= space.size:
+        raise ValueError(f"case id {text!r}: index {index} is outside 0..{space.size - 1}")
+    return suite, space, index
