@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 from flipcheck.model import approximate_recovery as spec
 from flipcheck.model.jobgraph import JobGraph
-from flipcheck.properties.approximate_recovery_explore import SubpartitionBounds, _env_after, _Env, subpartition_events
+from flipcheck.properties.approximate_recovery_explore import SubpartitionBounds, env_after, ExploreEnv, subpartition_events
 from flipcheck.properties import approximate_recovery_properties as props
 
 from .choices import Chooser, HypothesisChooser, choice
@@ -95,14 +95,14 @@ def generate_subpartition(chooser: Chooser, max_steps: int = 24) -> Subpartition
     capacity = chooser.integer(1, 4)
     bounds = SubpartitionBounds(capacity, max_records=6, lengths=tuple(range(1, 3 * capacity + 2)), attempts=3,
                                 max_events=2)
-    model, history, env, events = spec.initial_subpartition(capacity), props.History(), _Env(), []
+    model, history, env, events = spec.initial_subpartition(capacity), props.History(), ExploreEnv(), []
     for _ in range(chooser.integer(1, max_steps)):
         options = subpartition_events(bounds, env, history, model.view)
         if not options:
             break
         event = choice(chooser, options)
         model, outputs = spec.subpartition_step(model, event)
-        history, env = props.observe(history, event, outputs), _env_after(env, event)
+        history, env = props.observe(history, event, outputs), env_after(env, event)
         events.append(event)
     return SubpartitionCase(capacity, tuple(events))
 
@@ -185,7 +185,7 @@ def subpartition_machine(variant: str = "flip135", refinement: bool = True):
             self.bounds = SubpartitionBounds(capacity, 6, tuple(range(1, 3 * capacity + 2)), 3, 2)
             self.model = spec.initial_subpartition(capacity)
             self.harness = make_engine(variant).subpartition_harness(capacity)
-            self.history, self.env, self.trace, self.problems = props.History(), _Env(), [], []
+            self.history, self.env, self.trace, self.problems = props.History(), ExploreEnv(), [], []
 
         def options(self, kind: str) -> list:
             if not hasattr(self, "model"):
@@ -204,7 +204,7 @@ def subpartition_machine(variant: str = "flip135", refinement: bool = True):
             for check in props.SUBPARTITION_STEP_CHECKS:
                 message = check(self.history, event, outputs, after)
                 assert message is None, f"{check.__name__}: after {self.trace}: {message}"
-            self.history, self.env = after, _env_after(self.env, event)
+            self.history, self.env = after, env_after(self.env, event)
 
         @precondition(lambda self: hasattr(self, "model") and not subpartition_events(
             self.bounds, self.env, self.history, self.harness.live_view()))

@@ -27,7 +27,7 @@ from flipcheck.model.barriers import (
     ANNOUNCE, BARRIER, CANCEL, DATA, END, RPC, TIMEOUT, Config, initial_state, step, view,
 )
 from flipcheck.model.channel_env import apply, candidates, enabled, initial_env
-from flipcheck.properties.barrier_explore import _expected_skips, monitors_for
+from flipcheck.properties.barrier_explore import expected_skips, monitors_for
 from flipcheck.properties.barrier_properties import initial_view
 from flipcheck.reference_impl.barriers import make_task
 
@@ -59,7 +59,7 @@ def barrier_machine(mode: str, handler: str = "flink", config: Config | None = N
             self.spec = initial_state(cfg)
             self.task = make_task(cfg, handler)
             self.env = initial_env(cfg)
-            self.monitors = monitors_for(cfg, _expected_skips(cfg, None))
+            self.monitors = monitors_for(cfg, expected_skips(cfg, None))
             self.mstates = [m.start(cfg) for m in self.monitors]
             self.view = initial_view(cfg)
             self.trace: list = []

@@ -41,8 +41,7 @@ from .violation import Violation
 __all__ = [
     "SubpartitionBounds", "subpartition_events", "explore_subpartition",
     "barrier_scenarios", "explore_barriers",
-    "explore_restart_sets", "explore_dataflow", "recovery_cases",
-]
+    "explore_restart_sets", "explore_dataflow", "recovery_cases", "env_after", "ExploreEnv"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -57,7 +56,7 @@ class SubpartitionBounds(NamedTuple):
     max_events: int = 1
 
 
-class _Env(NamedTuple):
+class ExploreEnv(NamedTuple):
     records: int = 0
     events: int = 0
     connected: frozenset = frozenset()
@@ -65,7 +64,7 @@ class _Env(NamedTuple):
     partition_released: bool = False
 
 
-def subpartition_events(bounds: SubpartitionBounds, env: _Env, history: props.History, live_view: int | None) -> list:
+def subpartition_events(bounds: SubpartitionBounds, env: ExploreEnv, history: props.History, live_view: int | None) -> list:
     """Every event the environment can send next: the writer within its bounds, each attempt
     connecting once and releasing its own view once, the live view polling (and resuming after
     its own aligned barrier), the JM releasing the partition once."""
@@ -86,7 +85,7 @@ def subpartition_events(bounds: SubpartitionBounds, env: _Env, history: props.Hi
     return events
 
 
-def _env_after(env: _Env, event: tuple) -> _Env:
+def env_after(env: ExploreEnv, event: tuple) -> ExploreEnv:
     kind = event[0]
     if kind == "emit":
         return env._replace(records=env.records + 1)
@@ -128,9 +127,9 @@ def explore_subpartition(variant: str = "flip135", *, capacity: int = 2, max_rec
                 message = check(history, event, outputs, after)
                 if message:
                     problems.append(Violation(check.__name__, f"{event}: {message}"))
-            yield event, (model2, harness.snapshot(), after, _env_after(env, event)), problems
+            yield event, (model2, harness.snapshot(), after, env_after(env, event)), problems
 
-    start = (spec.initial_subpartition(capacity) if refinement else None, probe.snapshot(), props.History(), _Env())
+    start = (spec.initial_subpartition(capacity) if refinement else None, probe.snapshot(), props.History(), ExploreEnv())
     return explore([start], successors, max_states=max_states)
 
 

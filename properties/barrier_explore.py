@@ -35,7 +35,7 @@ from .barrier_properties import MONITORS, Monitor
 from .explore import Exploration, explore
 from .violation import Violation
 
-__all__ = ["explore_model", "explore_task", "monitors_for", "EXPECTED_FAILURES"]
+__all__ = ["explore_model", "explore_task", "monitors_for", "EXPECTED_FAILURES", "expected_skips"]
 
 # Properties Flink's own handler violates, with the reason (see docs/barriers.md, "Findings").
 EXPECTED_FAILURES = {
@@ -54,7 +54,7 @@ def monitors_for(config: Config, skip: Iterable[str] = ()) -> tuple[Monitor, ...
     return tuple(m for m in MONITORS if m.applies(config) and m.name not in skip)
 
 
-def _expected_skips(config: Config, skip) -> set:
+def expected_skips(config: Config, skip) -> set:
     if skip is not None:
         return set(skip)
     return {name for (mode, name) in EXPECTED_FAILURES if mode == config.mode}
@@ -75,7 +75,7 @@ def explore_model(config: Config, max_id: int = 3, check_properties: bool = Fals
     """Explore the specification with ids ``1..max_id``; state = (handler state, environment[,
     monitor states]). ``skip`` names properties not to check (default: the expected failures)."""
     events = candidates(config, max_id)
-    monitors = monitors_for(config, _expected_skips(config, skip)) if check_properties else ()
+    monitors = monitors_for(config, expected_skips(config, skip)) if check_properties else ()
 
     def successors(state):
         spec, env, mstates = state
@@ -100,7 +100,7 @@ def explore_task(config: Config, handler: str = "flink", max_id: int = 3, check_
     """Explore an implementation next to the model; the environment follows the
     implementation's blocked channels. Problems: property violations and ``refines_model``."""
     events = candidates(config, max_id)
-    monitors = monitors_for(config, _expected_skips(config, skip)) if check_properties else ()
+    monitors = monitors_for(config, expected_skips(config, skip)) if check_properties else ()
     probe = make_task(config, handler)
 
     def successors(state):

@@ -40,8 +40,7 @@ from .violation import Violation
 __all__ = [
     "WriteCase", "StoreCase", "RestoreCase", "SchedulingCase",
     "all_writes", "explore_store", "all_restores", "all_schedulings", "scheduling_instance", "compositions",
-    "check_write_case", "check_store_case", "check_restore_case", "check_scheduling_cases", "check_all",
-]
+    "check_write_case", "check_store_case", "check_restore_case", "check_scheduling_cases", "check_all", "store_steps"]
 
 
 class WriteCase(NamedTuple):
@@ -143,7 +142,7 @@ def check_write_case(case: WriteCase, variant: str) -> list[Violation]:
     return props.check_write(case.writes, case.local_backup, make_engine(variant).snapshot(case.writes, case.local_backup))
 
 
-def _store_steps(case: StoreCase, variant: str):
+def store_steps(case: StoreCase, variant: str):
     harness = make_engine(variant).store_harness()
     model, steps, refinement = spec.initial_store(), [], []
     for index, op in enumerate(case.ops):
@@ -158,7 +157,7 @@ def _store_steps(case: StoreCase, variant: str):
 
 
 def check_store_case(case: StoreCase, variant: str) -> list[Violation]:
-    steps, refinement = _store_steps(case, variant)
+    steps, refinement = store_steps(case, variant)
     return props.check_store_trace(steps) + refinement
 
 

@@ -41,7 +41,7 @@ from flipcheck.model.barriers import (
 from flipcheck.model.channel_env import ChannelEnv
 
 __all__ = ["Frame", "INVARIANTS", "fresh_frame", "initial", "type_ok", "symbolic_step", "transition", "bmc",
-           "induction", "BmcReport", "InductionReport", "frame_values", "evaluate_step"]
+           "induction", "BmcReport", "InductionReport", "frame_values", "evaluate_step", "invariant_checks"]
 
 
 class Frame(NamedTuple):
@@ -271,7 +271,7 @@ def _max(terms):
     return result
 
 
-def _invariants(config: Config) -> dict[str, Callable[[Frame], z3.BoolRef]]:
+def invariant_checks(config: Config) -> dict[str, Callable[[Frame], z3.BoolRef]]:
     base = config.base_phase
     inv = {
         "blocked_subset_aligned": lambda f: z3.And(*[z3.Implies(b, a) for b, a in zip(f.blocked, f.aligned)]),
@@ -311,7 +311,7 @@ def _invariants(config: Config) -> dict[str, Callable[[Frame], z3.BoolRef]]:
 
 def INVARIANTS(config: Config) -> list[str]:
     """The invariant names checked for ``config``."""
-    return list(_invariants(config))
+    return list(invariant_checks(config))
 
 
 # -- bounded model checking ------------------------------------------------------------------------
@@ -334,7 +334,7 @@ def bmc(config: Config, depth: int = 8) -> BmcReport:
     """Every invariant (and the trigger order) on every path of at most ``depth`` steps."""
     _check_config(config)
     started = time.perf_counter()
-    invariants = _invariants(config)
+    invariants = invariant_checks(config)
     solver = z3.Solver()
     frames = [fresh_frame(config, "s0")]
     solver.add(initial(config, frames[0]))
@@ -392,7 +392,7 @@ def induction(config: Config, max_k: int = 3) -> InductionReport:
     """Which invariants are inductive alone, together, or k-inductive (k <= ``max_k``)."""
     _check_config(config)
     started = time.perf_counter()
-    invariants = _invariants(config)
+    invariants = invariant_checks(config)
     report = InductionReport()
     init = fresh_frame(config, "init")
     solver = z3.Solver()

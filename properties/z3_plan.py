@@ -106,8 +106,7 @@ __all__ = [
     "ProofResult",
     "prove_plan",
     "describe_difference",
-    "EncodingMismatch",
-]
+    "EncodingMismatch", "VertexBits"]
 
 # binary: RUNNING or FINISHED per task (issue 2); all: any of Flink's ten ExecutionStates.
 STATE_DOMAINS = ("binary", "all")
@@ -198,7 +197,7 @@ class SymbolicStates:
         return {v: tuple(s) for v, s in decoded.items()}
 
 
-class _VertexBits:
+class VertexBits:
     """Per-subtask Bools of one vertex (a symbolic ``BitSet``) with memoised range tests.
 
     Memoising keeps the formulas linear to *build*: an ALL_TO_ALL consumer asks "is any upstream
@@ -336,7 +335,7 @@ def encode_spec(graph: JobGraph, states: SymbolicStates) -> SymbolicPlan:
     """:func:`flipcheck.model.plan.checkpoint_plan`, rule by rule."""
     tasks = list(graph.tasks())
     finished = {t: states.is_state(t, FINISHED) for t in tasks}  # R1
-    running = {v: _VertexBits([z3.Not(finished[(v, i)]) for i in range(graph.parallelism(v))]) for v in graph.topological_order}
+    running = {v: VertexBits([z3.Not(finished[(v, i)]) for i in range(graph.parallelism(v))]) for v in graph.topological_order}
     is_running = lambda task: running[task[0]][task[1]]  # noqa: E731
 
     outcome = _Outcome()
@@ -377,7 +376,7 @@ class FlinkEncoder:
             outcome.decline_if(has_finished_tasks, NOT_ALL_REQUIRED_TASKS_RUNNING)
         # Step 3: both branches are encoded; the state decides which one is the plan.
         running = {
-            v: _VertexBits([self.is_running(states, (v, i)) for i in range(graph.parallelism(v))])
+            v: VertexBits([self.is_running(states, (v, i)) for i in range(graph.parallelism(v))])
             for v in graph.topological_order
         }
         plan = _choose(
@@ -406,7 +405,7 @@ class FlinkEncoder:
         every = {t: _TRUE for t in tasks}
         return SymbolicPlan(trigger, every, dict(every), {t: _FALSE for t in tasks}, {v.id: _FALSE for v in graph.vertices})
 
-    def calculate_after_tasks_finished(self, graph: JobGraph, running: Mapping[str, _VertexBits]) -> SymbolicPlan:
+    def calculate_after_tasks_finished(self, graph: JobGraph, running: Mapping[str, VertexBits]) -> SymbolicPlan:
         """Per vertex: cardinality 0 -> fully finished; cardinality == parallelism -> wait for
         all; otherwise wait for the set bits, the others are finished."""
         wait_for: dict[TaskId, z3.BoolRef] = {}
@@ -419,12 +418,12 @@ class FlinkEncoder:
             for i in range(len(bits)):
                 wait_for[(vertex_id, i)] = z3.If(none_running, _FALSE, z3.If(all_running, _TRUE, bits[i]))
                 finished[(vertex_id, i)] = z3.If(none_running, _TRUE, z3.If(all_running, _FALSE, z3.Not(bits[i])))
-        running_indices = {v: _VertexBits([wait_for[(v, i)] for i in range(len(running[v]))]) for v in running}
+        running_indices = {v: VertexBits([wait_for[(v, i)] for i in range(len(running[v]))]) for v in running}
         trigger = self.trigger_roots(graph, running, running_indices)
         return SymbolicPlan(trigger, wait_for, dict(wait_for), finished, {v.id: fully_finished[v.id] for v in graph.vertices})
 
     def trigger_roots(
-        self, graph: JobGraph, running: Mapping[str, _VertexBits], running_indices: Mapping[str, _VertexBits]
+        self, graph: JobGraph, running: Mapping[str, VertexBits], running_indices: Mapping[str, VertexBits]
     ) -> dict[TaskId, z3.BoolRef]:
         """Per vertex in topological order: skip fully finished ones, the fast check, then the
         per-task POINTWISE check."""
@@ -437,7 +436,7 @@ class FlinkEncoder:
                 trigger[(vertex_id, i)] = z3.And(visited, may, member)
         return trigger
 
-    def some_tasks_may_be_triggered(self, graph: JobGraph, vertex_id: str, running: Mapping[str, _VertexBits]) -> z3.BoolRef:
+    def some_tasks_may_be_triggered(self, graph: JobGraph, vertex_id: str, running: Mapping[str, VertexBits]) -> z3.BoolRef:
         """``someTasksMustBeTriggered``: no input vertex is "active"."""
         active = []
         for edge in graph.inputs(vertex_id):
@@ -450,7 +449,7 @@ class FlinkEncoder:
         return z3.Not(_or(active))
 
     def triggered_subtasks(
-        self, graph: JobGraph, vertex_id: str, running: Mapping[str, _VertexBits], running_indices: _VertexBits
+        self, graph: JobGraph, vertex_id: str, running: Mapping[str, VertexBits], running_indices: VertexBits
     ) -> list[z3.BoolRef]:
         """Running subtasks without a running POINTWISE predecessor (``hasRunningPrecedentTasks``)."""
         pointwise_inputs = [
@@ -527,7 +526,7 @@ class WikiBEncoder(FlinkEncoder):
             check = tasks_to_check[vertex_id]
             bits = running[vertex_id]
             non_empty = _or(check)  # "if V.tasks_to_check is empty: continue"
-            running_tasks = _VertexBits([z3.And(check[i], bits[i]) for i in range(len(bits))])
+            running_tasks = VertexBits([z3.And(check[i], bits[i]) for i in range(len(bits))])
             finished_tasks = [z3.And(check[i], z3.Not(bits[i])) for i in range(len(bits))]
             for i in range(len(bits)):
                 trigger[(vertex_id, i)] = z3.And(non_empty, running_tasks[i])

@@ -161,9 +161,9 @@ def bench_sweep(budget: float, suites=("plan", "barriers"), progress=None, repea
 def _suites(text: str | None) -> tuple[str, ...]:
     """The suites named by ``--suites`` (default: every suite this build has)."""
     from flipcheck.errors import UsageError
-    from flipcheck.designs.suite import available_suites
+    from flipcheck.designs import available_designs
 
-    available = available_suites()
+    available = available_designs()
     if not text:
         return tuple(available)
     names = tuple(name.strip() for name in text.split(",") if name.strip())

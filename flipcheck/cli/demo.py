@@ -89,7 +89,8 @@ def run(args) -> int:
     from flipcheck.cli.sweep import print_result, run_spec
     from flipcheck.errors import UsageError
     from flipcheck.sweep.spark import DEFAULT_MASTER, check_master, start_spark, stop_spark
-    from flipcheck.designs.suite import available_suites, get_suite
+    from flipcheck.designs import available_designs
+    from flipcheck.designs.suite import get_suite
     from flipcheck.sweep.runner import plan_sweep
     from flipcheck.system_tools import find_program, missing_program_message
 
@@ -98,7 +99,7 @@ def run(args) -> int:
     if find_program("dot") is None:
         # The demo's point is its pictures: say what is missing before minutes of sweeping.
         raise UsageError(missing_program_message("dot"))
-    suites = [name for name in available_suites() if name in FLIP147_SUITES]
+    suites = [name for name in available_designs() if name in FLIP147_SUITES]
     try:
         random_spec = plan_sweep(suites, None, cases=args.cases, seed=args.seed,
                                  extra_targets=[(name, SEED_ALGORITHMS[name]) for name in suites

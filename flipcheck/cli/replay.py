@@ -47,12 +47,13 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from flipcheck.errors import UsageError
-    from flipcheck.designs.suite import SuiteUnavailable, resolve_case
+    from flipcheck.designs import DesignUnavailable
+    from flipcheck.designs.suite import resolve_case
 
     try:
         suite, space, index = resolve_case(args.case_id)
         algorithm = suite.check_name(args.algorithm or args.variant or suite.engine)
-    except (ValueError, SuiteUnavailable) as error:
+    except (ValueError, DesignUnavailable) as error:
         raise UsageError(str(error)) from None
     case = space.case(index)
     outcome = space.check(case, algorithm)

@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import sys
 
+from flipcheck.designs import designs_help
+
 HELP = "check many cases on Spark (random or exhaustive), resumable, with an HTML report"
 DESCRIPTION = """\
 Generate and check many cases of one suite (or all of them) on Spark. Executors regenerate
 every case from its id (SUITE:SEED:INDEX), check it with the suite's properties for the
 engine's algorithm (or --algorithm / --variant NAME) and return one row per case.
 
-suites:
-  plan        checkpoint plans with finished tasks (FLIP-147 trigger roots)
-  barriers    task-side barrier alignment with finished channels (FLIP-147)
-  protocol    the whole job: coordinator, tasks and channels (FLIP-147 end to end)
-  approximate-recovery   FLIP-135 approximate task-local recovery (restart sets, data loss)
-  local-recovery         task-local state recovery (local copies, slot-preserving scheduling)
-  split-assignment       FLIP-27 split assignment with checkpoints (exactly-once under failures)
-  batch-recovery         FLIP-383 batch job recovery after JobManager failover
-  all         every suite in this build; a --variant applies to the suites that know it
-
+""" + designs_help(all="every suite in this build; a --variant applies to the suites that know it") + """
 cases:
   --cases N --seed S   N random cases per suite, case i generated from (S, i)
   --exhaustive         plan: every job graph with <= V vertices (each DAG shape once up to
@@ -72,9 +65,9 @@ something else.
 
 def configure(parser) -> None:
     from flipcheck.cli.types import MAX_CASES, MAX_SIZE_BOUND, bounded_int, name
-    from flipcheck.designs.suite import SUITES
+    from flipcheck.designs import DESIGNS
 
-    parser.add_argument("--suite", required=True, choices=[*SUITES, "all"], metavar="NAME",
+    parser.add_argument("--suite", required=True, choices=[*DESIGNS, "all"], metavar="NAME",
                         help="one of: %(choices)s")
     names = parser.add_mutually_exclusive_group()
     names.add_argument("--algorithm", type=name, metavar="NAME", help="the algorithm to check (default: each suite's engine, flink)")
@@ -123,7 +116,7 @@ def spark_conf(pairs: list[str]) -> dict:
 def build_spec(args):
     """The sweep for the parsed options; UsageError with one line when they do not fit."""
     from flipcheck.errors import UsageError
-    from flipcheck.designs.suite import SuiteUnavailable
+    from flipcheck.designs import DesignUnavailable
     from flipcheck.sweep.runner import plan_sweep, suite_names
 
     try:
@@ -131,7 +124,7 @@ def build_spec(args):
         return plan_sweep(suites, args.algorithm or args.variant, cases=args.cases, seed=args.seed,
                           exhaustive=args.exhaustive, max_vertices=args.max_vertices,
                           max_parallelism=args.max_parallelism, batch_size=args.batch_size)
-    except SuiteUnavailable as error:
+    except DesignUnavailable as error:
         raise UsageError(f"--suite {args.suite}: {error}") from None
     except ValueError as error:
         raise UsageError(str(error)) from None

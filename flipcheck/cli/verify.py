@@ -5,20 +5,14 @@ from __future__ import annotations
 import json
 import sys
 
+from flipcheck.designs import designs_help
+
 HELP = "run one suite's properties with all its drivers (hypothesis, seeded, z3, exploration)"
 DESCRIPTION = """\
 Run every property of one suite with every driver that suite has, within a time budget, and
 report per property and driver how many cases were checked and how many violated it.
 
-suites:
-  plan                  checkpoint plan with finished tasks (FLIP-147 trigger roots)
-  barriers              task-side barrier alignment with finished channels (FLIP-147)
-  protocol              the whole job: coordinator, tasks, channels (FLIP-147)
-  approximate-recovery  FLIP-135 approximate task-local recovery
-  local-recovery        task-local state recovery
-  split-assignment      FLIP-27 split assignment and checkpoints
-  batch-recovery        FLIP-383 batch job recovery after JobManager failover
-"""
+""" + designs_help()
 EPILOG = """\
 examples:
   flipcheck verify --suite plan
@@ -31,9 +25,9 @@ exit codes: 0 no violation, 1 a violation, 2 bad option or a suite not available
 
 def configure(parser) -> None:
     from flipcheck.cli.types import name, seconds
-    from flipcheck.designs.verify import SUITES
+    from flipcheck.designs import DESIGNS
 
-    parser.add_argument("--suite", required=True, choices=list(SUITES), metavar="NAME", help="one of: %(choices)s")
+    parser.add_argument("--suite", required=True, choices=list(DESIGNS), metavar="NAME", help="one of: %(choices)s")
     parser.add_argument("--budget", type=seconds, default=20.0, metavar="SECONDS", help="time budget, at most 86,400 (default: %(default)s)")
     parser.add_argument("--variant", type=name, metavar="NAME", help="check a named variant (algorithm, handler, protocol variant, mutant) instead of the engine's")
     parser.add_argument("--json", action="store_true", help="one JSON object")
@@ -41,11 +35,11 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from flipcheck.errors import UsageError
-    from flipcheck.designs.verify import SuiteUnavailable, run_suite
+    from flipcheck.designs import DesignUnavailable, verify_design
 
     try:
-        report = run_suite(args.suite, args.budget, args.variant)
-    except SuiteUnavailable as error:
+        report = verify_design(args.suite, args.budget, args.variant)
+    except DesignUnavailable as error:
         raise UsageError(str(error)) from None
     except (KeyError, ValueError) as error:
         if args.variant:

@@ -1,7 +1,7 @@
 """The ``approximate-recovery`` suite: FLIP-135 approximate task-local recovery, every property
 with every driver.
 
-Drivers (``run_approximate_recovery_suite``), for the engine ``flip135`` or a named variant:
+Drivers (``verify``), for the engine ``flip135`` or a named variant:
 
 * ``exploration`` — exhaustive for small bounds: every event sequence of one subpartition
   (:func:`~flipcheck.properties.approximate_recovery_explore.explore_subpartition`, with
@@ -16,11 +16,11 @@ Drivers (``run_approximate_recovery_suite``), for the engine ``flip135`` or a na
 The same module is the sweep's suite (:data:`SUITE`, through
 :class:`~flipcheck.designs.generated_suite.GeneratedSuite`): ``generate_case``, ``check_case``,
 ``exhaustive_cases`` / ``explore_case``, ``render_case`` (graphviz), ``describe_case``. The
-mutant catalogue reads :data:`MUTANTS`, :func:`mutant_catalogue` and :func:`hunt_mutant`.
+mutant catalogue reads :data:`MUTANTS`, :func:`mutants` and :func:`hunt`.
 
 Example
 -------
->>> rows = run_approximate_recovery_suite(budget_seconds=2)
+>>> rows = verify(budget_seconds=2)
 >>> sorted({row["driver"] for row in rows})
 ['exploration', 'hypothesis', 'seeded', 'stateful', 'z3']
 >>> sum(row["violations"] for row in rows)
@@ -38,9 +38,10 @@ from collections import Counter
 from functools import lru_cache
 from typing import NamedTuple
 
+from flipcheck.designs import title_of
 from flipcheck.generators import approximate_recovery as gen
 from flipcheck.generators.enumerate_dags import topology_space
-from flipcheck.model import approximate_recovery as spec
+from flipcheck.model import approximate_recovery as spec_rules
 from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph
 from flipcheck.properties import approximate_recovery_explore as explore
 from flipcheck.properties import approximate_recovery_properties as props
@@ -48,13 +49,14 @@ from flipcheck.properties.violation import Violation
 from flipcheck.reference_impl.approximate_recovery_variants import APPROXIMATE_RECOVERY_ENGINES, VARIANTS
 from flipcheck.reference_impl.approximate_recovery_variants import engine as make_engine
 from flipcheck.designs.generated_suite import GeneratedSuite
-from flipcheck.designs.common import hunt_with, merged, mutant_list, random_rows, rows, stateful_rows, table_source
+from flipcheck.designs.common import hunt_with, merged, mutant_list, random_rows, rows, stateful_rows
+from flipcheck.render.tables import table_source
 
 __all__ = [
-    "ENGINE", "ENGINES", "PROPERTY_NAMES", "MUTANTS", "EXHAUSTIVE_BOUNDS", "SUITE", "DATAFLOW_GRAPHS",
-    "ExplorationUnit", "generate_case", "check_case", "exhaustive_cases", "explore_case",
-    "render_case", "describe_case", "case_size", "case_shape",
-    "run_approximate_recovery_suite", "mutant_catalogue", "hunt_mutant",
+    # the design contract
+    "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
+    # its parts
+    "ENGINE", "ENGINES", "PROPERTY_NAMES", "MUTANTS", "EXHAUSTIVE_BOUNDS", "SUITE", "DATAFLOW_GRAPHS", "ExplorationUnit", "generate_case", "check_case", "exhaustive_cases", "explore_case", "render_case", "describe_case", "case_size", "case_shape",
 ]
 
 ENGINE = "flip135"
@@ -74,7 +76,7 @@ EXHAUSTIVE_BOUNDS = {
     "topologies": {"max_vertices": TOPOLOGY_BOUNDS[0], "max_parallelism": TOPOLOGY_BOUNDS[1]},
     "dataflow": {"records_per_source": DATAFLOW_RECORDS},
 }
-SUITE = GeneratedSuite("approximate-recovery", "FLIP-135 approximate task-local recovery", __name__)
+SUITE = GeneratedSuite("approximate-recovery", __name__)
 
 
 def _graph(vertices, edges) -> JobGraph:
@@ -103,10 +105,10 @@ def generate_case(chooser, kind: str | None = None):
 
 def _subpartition_steps(case: gen.SubpartitionCase, variant: str):
     harness = make_engine(variant).subpartition_harness(case.capacity)
-    model, steps, refinement = spec.initial_subpartition(case.capacity), [], []
+    model, steps, refinement = spec_rules.initial_subpartition(case.capacity), [], []
     for index, event in enumerate(case.events):
         outputs = harness.process(event)
-        model, expected = spec.subpartition_step(model, event)
+        model, expected = spec_rules.subpartition_step(model, event)
         if outputs != expected and not refinement:
             refinement.append(Violation("refines_spec", f"step {index + 1} {event}: engine {list(outputs)}, "
                                                         f"model {list(expected)}", index))
@@ -115,7 +117,7 @@ def _subpartition_steps(case: gen.SubpartitionCase, variant: str):
 
 
 @lru_cache(maxsize=4096)
-def _liveness(variant: str, scenario: spec.BarrierScenario) -> tuple:
+def _liveness(variant: str, scenario: spec_rules.BarrierScenario) -> tuple:
     run = make_engine(variant).barrier_run(scenario)
     return tuple(props.checkpoint_after_restart_completes(scenario, run.initial(), run.successors, lambda s: s[-1]))
 
@@ -124,13 +126,13 @@ def _barrier_walk(case: gen.BarrierCase, variant: str):
     """Replay the schedule on the variant next to the model: (steps, refinement violations)."""
     scenario = case.scenario
     run = make_engine(variant).barrier_run(scenario)
-    state, model, steps, refinement = run.initial(), spec.initial_barrier_system(scenario), [], []
+    state, model, steps, refinement = run.initial(), spec_rules.initial_barrier_system(scenario), [], []
     for pick in case.schedule:
         options = list(run.successors(state))
         if not options:
             break
         label, state, outputs, view = options[pick % len(options)]
-        expected = {lab: (nxt, out, v) for lab, nxt, out, v in spec.barrier_successors(scenario, model)}.get(label)
+        expected = {lab: (nxt, out, v) for lab, nxt, out, v in spec_rules.barrier_successors(scenario, model)}.get(label)
         if expected is None or expected[1] != outputs or expected[2] != view:
             if not refinement:
                 refinement.append(Violation("refines_spec", f"step {len(steps) + 1} {label}: engine {list(outputs)}, "
@@ -223,9 +225,9 @@ def explore_case(unit: ExplorationUnit, variant: str = ENGINE, refinement: bool 
     result = explore.explore_dataflow(variant, unit.value, records=DATAFLOW_RECORDS)
     if not result.problems:
         return [], result.states, None
-    flow = spec.Dataflow(unit.value, DATAFLOW_RECORDS)
-    schedule = _picks(result.trace, lambda s: [(a, spec.flow_step(flow, s, a)) for a in spec.flow_actions(flow, s)],
-                      spec.initial_flow(flow))
+    flow = spec_rules.Dataflow(unit.value, DATAFLOW_RECORDS)
+    schedule = _picks(result.trace, lambda s: [(a, spec_rules.flow_step(flow, s, a)) for a in spec_rules.flow_actions(flow, s)],
+                      spec_rules.initial_flow(flow))
     for failed, partial in explore.recovery_cases(flow, result.final_state):
         case = gen.DataflowCase(unit.value, DATAFLOW_RECORDS, schedule, next(iter(failed)), bool(partial))
         if check_case(case, variant):
@@ -336,22 +338,22 @@ def render_case(case, out_path: str, variant: str = ENGINE) -> str:
         case = counterexample
     if case.kind == "failover":
         restart = make_engine(variant).restart_set(case.graph, case.failed, case.unavailable)
-        expected = spec.restart_set(case.graph, case.failed, case.unavailable)
+        expected = spec_rules.restart_set(case.graph, case.failed, case.unavailable)
         notes = {t: "partition lost" for t in case.unavailable}
         return render_source(_restart_picture(case.graph, case.failed, restart, expected, title, notes), out_path)
     if case.kind == "dataflow":
         flow, state, failed, partial, outcome = _recovery(case, variant)
-        expected_final = spec.expected_final(flow, state, frozenset(
-            i for i, t in enumerate(flow.tasks) if t in spec.restart_set(case.graph, {flow.tasks[f] for f in failed})),
+        expected_final = spec_rules.expected_final(flow, state, frozenset(
+            i for i, t in enumerate(flow.tasks) if t in spec_rules.restart_set(case.graph, {flow.tasks[f] for f in failed})),
             partial)
-        reference = spec.failure_free(flow)
+        reference = spec_rules.failure_free(flow)
         notes = {}
         for i, task in enumerate(flow.tasks):
             lost, extra = reference[i] - outcome.final[i], outcome.final[i] - reference[i]
             wanted = reference[i] - expected_final[i]
             notes[task] = f"lost {sum(lost.values())} (spec {sum(wanted.values())}), extra {sum(extra.values())}"
         restart = {flow.tasks[i] for i in outcome.restart}
-        expected = spec.restart_set(case.graph, {flow.tasks[f] for f in failed})
+        expected = spec_rules.restart_set(case.graph, {flow.tasks[f] for f in failed})
         return render_source(_restart_picture(case.graph, {flow.tasks[f] for f in failed}, restart, expected,
                                               title, notes), out_path)
     if case.kind == "subpartition":
@@ -419,7 +421,7 @@ def _z3_rows(variant: str, budget_seconds: float) -> list[dict]:
     return rows(props.GROUPS["failover"], proved + failed, found, "z3")
 
 
-def run_approximate_recovery_suite(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
+def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
     """Rows ``{"name", "cases", "violations", "driver"}``; ``variant`` names an engine variant
     (default ``flip135``); deterministic for a given budget on a given machine."""
     variant = variant or ENGINE
@@ -439,12 +441,12 @@ def run_approximate_recovery_suite(budget_seconds: float = 20.0, variant: str | 
 # Mutants
 
 
-def mutant_catalogue() -> list:
+def mutants() -> list:
     """The suite's mutants for ``flipcheck mutants``."""
     return mutant_list("approximate-recovery", VARIANTS)
 
 
-def hunt_mutant(mutant, budget_seconds: float):
+def hunt(mutant, budget_seconds: float):
     """Exhaustive exploration of the part the mutant changes (smallest bounds first, so the
     counterexample is a shortest one), first with the properties alone, then next to the model;
     then random cases of every kind."""
@@ -460,3 +462,17 @@ def hunt_mutant(mutant, budget_seconds: float):
         units += [ExplorationUnit("dataflow", g) for g in DATAFLOW_GRAPHS]
     steps = [(u, False) for u in units] + [(u, True) for u in units if u.part in ("subpartition", "barriers")]
     return hunt_with(mutant, budget_seconds, steps, "exploration", explore_case, generate_case, check_case, case_size)
+
+
+# -- the design contract (flipcheck.designs.contract.Design) ------------------------------------
+
+name = "approximate-recovery"
+title = title_of(name)
+seed = "FLIP-135 milestone one: 1. Task Failure Handling to 7. Frequent Failed Task"
+spec = "flipcheck.model.approximate_recovery"
+engine = ENGINE
+variants = ENGINES
+properties = PROPERTY_NAMES
+drivers = ("seeded", "hypothesis", "stateful", "exploration", "z3")
+suite = SUITE
+render = SUITE.render

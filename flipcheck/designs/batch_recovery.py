@@ -12,34 +12,57 @@ Drivers, for Flink's implementation (or a named variant of it):
   (:mod:`flipcheck.generators.batch_recovery`);
 * ``stateful`` — the hypothesis state machine (implementation next to the model).
 
-It is also the sweep's suite (:mod:`flipcheck.designs.batch_recovery_suite`) and feeds the mutant
-catalogue (:func:`mutant_catalogue`, :func:`hunt_mutant`).
+It is also the sweep's suite (:mod:`flipcheck.designs.batch_recovery`) and feeds the mutant
+catalogue (:func:`mutants`, :func:`hunt`).
 
->>> rows = run_batch_recovery_suite(budget_seconds=3)
+>>> rows = verify(budget_seconds=3)
 >>> sorted({row["driver"] for row in rows}), sum(row["violations"] for row in rows)
 (['exploration', 'hypothesis', 'seeded', 'stateful'], 0)
+
+The sweep suite
+---------------
+
+The ``batch-recovery`` suite for sweeps: batch job recovery after JM failover (FLIP-383).
+
+* Random space (token = a seed): case ``i`` is a small DAG with splits and failure budgets and a
+  run of up to 40 actions the specification enables, JM crashes included
+  (:func:`flipcheck.generators.batch_recovery.generate_case`), replayed on the implementation
+  under test with every property and the model next to it.
+* Exhaustive space (token ``exhaustive-default``): the exploration configurations of
+  :data:`flipcheck.designs.batch_recovery.EXPLORATION_CONFIGS`, every crash point each.
+
+Built by :class:`~flipcheck.designs.generated_suite.GeneratedSuite` from ``flipcheck/designs/batch_recovery.py``.
+
+Example
+-------
+>>> space = BATCH_RECOVERY_SUITE.space("7")
+>>> space.check(space.case(3), "flink").violations
+[]
 """
 
 from __future__ import annotations
 
-import time
 from collections import Counter
+import time
 
+from flipcheck.designs import title_of
+from flipcheck.designs.common import hunt_with, mutant_list, rows, stateful_rows
 from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
-from flipcheck.generators.batch_recovery import batch_machine
-from flipcheck.generators.batch_recovery import generate_case as _generate
+from flipcheck.designs.generated_suite import GeneratedSuite
+from flipcheck.generators.batch_recovery import batch_machine, generate_case as _generate
 from flipcheck.model.batch_recovery import Config
 from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph
 from flipcheck.properties.batch_recovery_explore import explore_job, replay
 from flipcheck.properties.batch_recovery_properties import LIVENESS, PROPERTY_NAMES, REFINEMENT
 from flipcheck.properties.violation import Violation
 from flipcheck.reference_impl.batch_recovery_variants import ENGINE, MUTANTS, VARIANTS
-from flipcheck.designs.common import hunt_with, mutant_list, rows, stateful_rows
+
 
 __all__ = [
-    "run_batch_recovery_suite", "generate_case", "check_case", "render_case", "describe_case", "case_size",
-    "case_shape", "exhaustive_cases", "explore_case", "minimise_case", "MUTANTS", "ENGINE", "ENGINES",
-    "PROPERTY_NAMES", "ROW_NAMES", "GRAPHS", "EXPLORATION_CONFIGS", "TWO_CRASHES", "LAST_COVERAGE", "mutant_catalogue", "hunt_mutant",
+    # the design contract
+    "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
+    # its parts
+    "generate_case", "check_case", "render_case", "describe_case", "case_size", "case_shape", "exhaustive_cases", "explore_case", "minimise_case", "MUTANTS", "ENGINE", "ENGINES", "PROPERTY_NAMES", "ROW_NAMES", "GRAPHS", "EXPLORATION_CONFIGS", "TWO_CRASHES", "LAST_COVERAGE", "BATCH_RECOVERY_SUITE",
 ]
 
 ENGINES = tuple(VARIANTS)
@@ -139,7 +162,7 @@ def _check_variant(variant: str) -> str:
     return variant
 
 
-def run_batch_recovery_suite(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
+def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
     """Rows ``{"name", "cases", "violations", "driver"}``; ``variant`` names a variant (default ``flink``)."""
     name = _check_variant(variant or ENGINE)
     started = time.perf_counter()
@@ -166,12 +189,12 @@ def run_batch_recovery_suite(budget_seconds: float = 20.0, variant: str | None =
 # -- the mutant catalogue (flipcheck mutants) ------------------------------------------------------
 
 
-def mutant_catalogue() -> list:
+def mutants() -> list:
     """This suite's entries of :func:`flipcheck.designs.mutants.catalogue`."""
     return mutant_list("batch-recovery", {n: c for n, c in VARIANTS.items() if n in MUTANTS})
 
 
-def hunt_mutant(mutant, budget_seconds: float):
+def hunt(mutant, budget_seconds: float):
     """Breadth-first exploration, properties only (no model), smallest configurations first (the
     first trace found is a shortest one), then next to the model with two crashes, then seeded
     random runs."""
@@ -180,3 +203,20 @@ def hunt_mutant(mutant, budget_seconds: float):
 
     steps = [(c, False) for c in EXPLORATION_CONFIGS] + [(TWO_CRASHES, True)]
     return hunt_with(mutant, budget_seconds, steps, "exploration", explore, generate_case, check_case, case_size)
+
+
+BATCH_RECOVERY_SUITE = GeneratedSuite("batch-recovery", __name__)
+
+
+# -- the design contract (flipcheck.designs.contract.Design) ------------------------------------
+
+name = "batch-recovery"
+title = title_of(name)
+seed = "FLIP-383: job event log replay and partition reconciliation after JobManager failover"
+spec = "flipcheck.model.batch_recovery"
+engine = ENGINE
+variants = ENGINES
+properties = ROW_NAMES
+drivers = ("seeded", "hypothesis", "stateful", "exploration")
+suite = BATCH_RECOVERY_SUITE
+render = BATCH_RECOVERY_SUITE.render

@@ -1,5 +1,5 @@
 """Pieces the design suites of ``flipcheck verify`` share: result rows, random cases per kind
-through both drivers, batches of a stateful machine, step tables as pictures, mutant lists.
+through both drivers, batches of a stateful machine, mutant lists.
 
 A design's ``flipcheck/verify_<design>.py`` names its kinds of case, its property groups and its
 state machine; these functions run them the same way for every design.
@@ -13,19 +13,16 @@ Example
 ...                    lambda n: [Violation("is_small", "big")] if n > 8 else [], budget_seconds=0.4)
 >>> sorted({row["driver"] for row in rows}), all(row["cases"] > 0 for row in rows)
 (['hypothesis', 'seeded'], True)
->>> "<TABLE" in table_source("t", ["a"], [[1]])
-True
 """
 
 from __future__ import annotations
 
-import html
 import random
 import time
 from collections import Counter
 from typing import Callable, Iterable, Sequence
 
-__all__ = ["rows", "merged", "random_rows", "stateful_rows", "table_source", "mutant_list", "hunt_with"]
+__all__ = ["first_paragraph", "rows", "merged", "random_rows", "stateful_rows", "mutant_list", "hunt_with", "seeded_run"]
 
 
 def rows(names: Iterable[str], cases: int, found: Counter, driver: str) -> list[dict]:
@@ -72,48 +69,47 @@ def stateful_rows(machine: Callable, names: Sequence[str], fallback: str, seed: 
     least once); a failing run counts one violation of the property its assertion names
     (``fallback`` if it names none)."""
     from hypothesis import HealthCheck, Phase, settings
-    from hypothesis.stateful import run_state_machine_as_test
 
     deadline = time.perf_counter() + budget_seconds
     runs, failures, batch = 0, Counter(), 0
     while time.perf_counter() < deadline or not runs:
         run_settings = settings(max_examples=examples, stateful_step_count=steps, deadline=None, database=None,
                                 derandomize=False, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
-        state = random.getstate()
-        random.seed(f"{seed}-{batch}")  # run_state_machine_as_test has no seed argument
         try:
-            run_state_machine_as_test(machine(), settings=run_settings)
+            seeded_run(machine(), run_settings, f"{seed}-{batch}")
         except AssertionError as failure:
             name = str(failure).split(":")[0]
             failures[name if name in names else fallback] += 1
-        finally:
-            random.setstate(state)
         runs += examples
         batch += 1
     return rows(names, runs, failures, "stateful")
 
 
-def _q(text) -> str:
-    return html.escape(str(text), quote=True)
+def seeded_run(machine, run_settings, seed: str) -> None:
+    """Run a hypothesis state machine (an instance) once, reproducibly for ``seed``.
+
+    ``run_state_machine_as_test`` has no seed argument; with derandomize off hypothesis draws
+    from the global RNG, so seeding it (and restoring it after) makes a seed reproduce the run.
+    """
+    from hypothesis.stateful import run_state_machine_as_test
+
+    state = random.getstate()
+    random.seed(seed)
+    try:
+        run_state_machine_as_test(machine, settings=run_settings)
+    finally:
+        random.setstate(state)
 
 
-def table_source(title: str, header: Sequence, body: Sequence[Sequence], bad_rows: Iterable[int] = ()) -> str:
-    """DOT for a titled table (a step chart); ``bad_rows`` are shaded red."""
-    bad = set(bad_rows)
-    cells = "".join(f'<TD BGCOLOR="#dddddd"><B>{_q(h)}</B></TD>' for h in header)
-    lines = [f"<TR>{cells}</TR>"]
-    for n, row in enumerate(body):
-        colour = ' BGCOLOR="#f8c9c4"' if n in bad else ""
-        lines.append("<TR>" + "".join(f'<TD ALIGN="LEFT"{colour}>{_q(c)}</TD>' for c in row) + "</TR>")
-    label = f'<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="4">{"".join(lines)}</TABLE>>'
-    return (f'digraph chart {{\n\tlabelloc=t label="{_q(title)}" fontname="Helvetica"\n'
-            f'\tnode [shape=plaintext fontname="Helvetica" fontsize=10]\n\tchart [label={label}]\n}}\n')
+def first_paragraph(text: str | None) -> str:
+    """A docstring's first paragraph on one line (a mutant's description)."""
+    return " ".join((text or "").strip().split("\n\n")[0].split())
 
 
 def mutant_list(suite: str, variants: dict) -> list:
     """:class:`flipcheck.designs.mutants.Mutant` s of a variant registry: id, FLINK issue, the first
     sentence of the docstring (the mechanism)."""
-    from flipcheck.designs.mutants import Mutant
+    from flipcheck.designs.contract import Mutant
 
     result = []
     for name, cls in variants.items():
@@ -128,7 +124,7 @@ def hunt_with(mutant, budget_seconds: float, steps: Sequence[tuple], driver: str
     of ``steps`` until a violation, then seeded random cases until the budget. Returns a
     :class:`flipcheck.designs.mutants.Detection`."""
     from flipcheck.designs.drivers import seeded_driver
-    from flipcheck.designs.mutants import Detection
+    from flipcheck.designs.contract import Detection
 
     started = time.perf_counter()
     covered = 0

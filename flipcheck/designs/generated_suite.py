@@ -1,6 +1,6 @@
 """A sweep :class:`~flipcheck.designs.suite.Suite` built from a design's driver module.
 
-The recovery designs keep everything a sweep needs in their ``flipcheck/verify_<design>.py``
+The recovery designs keep everything a sweep needs in their ``flipcheck/designs/<design>.py``
 module; this adapter turns such a module into a suite, so a design writes its generator, checks
 and pictures once. The module provides:
 
@@ -15,7 +15,7 @@ and pictures once. The module provides:
 
 Example
 -------
->>> suite = GeneratedSuite("approximate-recovery", "FLIP-135", "flipcheck.designs.approximate_recovery")
+>>> suite = GeneratedSuite("approximate-recovery", "flipcheck.designs.approximate_recovery")
 >>> space = suite.space("7")
 >>> space.check(space.case(1), suite.engine).violations
 []
@@ -85,9 +85,9 @@ class GeneratedSuite(Suite):
     random_batch = 1000   # ~0.5 ms per case: half a second per Spark task
     exhaustive_batch = 1
 
-    def __init__(self, name: str, title: str, module: str, *, random_batch: int | None = None,
+    def __init__(self, name: str, module: str, *, random_batch: int | None = None,
                  relative_cost: int | None = None):
-        self.name, self.title, self._module = name, title, module
+        self.name, self._module = name, module
         if random_batch is not None:
             self.random_batch = random_batch
         if relative_cost is not None:

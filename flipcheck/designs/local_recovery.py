@@ -1,6 +1,6 @@
 """The ``local-recovery`` suite: task-local state recovery, every property with every driver.
 
-Drivers (``run_local_recovery_suite``), for the engine ``flink`` or a named variant:
+Drivers (``verify``), for the engine ``flink`` or a named variant:
 
 * ``exhaustive`` — every write outcome of up to 3 handles; every store operation sequence on
   checkpoint ids 1..3 (explored, next to the model); every restore over 4 key groups (layouts,
@@ -13,11 +13,11 @@ Drivers (``run_local_recovery_suite``), for the engine ``flink`` or a named vari
   losses, corrupt local copies, unreadable primaries), every property after every step.
 
 It is also the sweep's suite (:data:`SUITE`) and feeds the mutant catalogue (:data:`MUTANTS`,
-:func:`mutant_catalogue`, :func:`hunt_mutant`).
+:func:`mutants`, :func:`hunt`).
 
 Example
 -------
->>> rows = run_local_recovery_suite(budget_seconds=2)
+>>> rows = verify(budget_seconds=2)
 >>> sorted({row["driver"] for row in rows})
 ['exhaustive', 'hypothesis', 'seeded', 'stateful', 'z3']
 >>> sum(row["violations"] for row in rows)
@@ -31,21 +31,23 @@ import time
 from collections import Counter
 from typing import NamedTuple
 
+from flipcheck.designs import title_of
 from flipcheck.generators import local_recovery as gen
-from flipcheck.model import local_recovery as spec
+from flipcheck.model import local_recovery as spec_rules
 from flipcheck.properties import local_recovery_explore as explore
 from flipcheck.properties import local_recovery_properties as props
 from flipcheck.properties.violation import Violation
 from flipcheck.reference_impl.local_recovery_variants import LOCAL_RECOVERY_ENGINES, VARIANTS
 from flipcheck.reference_impl.local_recovery_variants import engine as make_engine
 from flipcheck.designs.generated_suite import GeneratedSuite
-from flipcheck.designs.common import hunt_with, merged, mutant_list, random_rows, rows, stateful_rows, table_source
+from flipcheck.designs.common import hunt_with, merged, mutant_list, random_rows, rows, stateful_rows
+from flipcheck.render.tables import table_source
 
 __all__ = [
-    "ENGINE", "ENGINES", "PROPERTY_NAMES", "MUTANTS", "EXHAUSTIVE_BOUNDS", "SUITE", "ExhaustiveUnit",
-    "generate_case", "check_case", "exhaustive_cases", "explore_case", "render_case", "describe_case",
-    "case_size", "case_shape", "run_local_recovery_suite", "mutant_catalogue", "hunt_mutant",
-]
+    # the design contract
+    "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
+    # its parts
+    "ENGINE", "ENGINES", "PROPERTY_NAMES", "MUTANTS", "EXHAUSTIVE_BOUNDS", "SUITE", "ExhaustiveUnit", "generate_case", "check_case", "exhaustive_cases", "explore_case", "render_case", "describe_case", "case_size", "case_shape", "exact_scheduling"]
 
 ENGINE = "flink"
 ENGINES = tuple(LOCAL_RECOVERY_ENGINES)
@@ -53,7 +55,7 @@ PROPERTY_NAMES = (*props.PROPERTY_NAMES, "refines_spec")
 MUTANTS = {name: (cls.flink_issue, " ".join((cls.__doc__ or "").split())) for name, cls in VARIANTS.items()}
 EXHAUSTIVE_BOUNDS = {"write_handles": 3, "store_max_id": 3, "restore_key_groups": 4, "scheduling_max_tasks": 4,
                      "scheduling_max_extra": 2, "scheduling_max_fresh": 2, "proof_max_tasks": 5}
-SUITE = GeneratedSuite("local-recovery", "task-local state recovery", __name__)
+SUITE = GeneratedSuite("local-recovery", __name__)
 
 
 class ExhaustiveUnit(NamedTuple):
@@ -93,7 +95,7 @@ def exhaustive_cases() -> list[ExhaustiveUnit]:
             *(ExhaustiveUnit("proof", n) for n in range(1, 6))]
 
 
-def _exact_scheduling(n: int) -> list:
+def exact_scheduling(n: int) -> list:
     return [c for c in explore.all_schedulings(n) if len(c.requests) == n]
 
 
@@ -110,7 +112,7 @@ def explore_case(unit: ExhaustiveUnit, variant: str = ENGINE, refinement: bool =
         found = [] if proof.proved else [Violation("maximal_local_recovery", f"the seed rule is not optimal: {proof.counterexample}")]
         return found, 1, None
     cases = {"write": lambda: explore.all_writes(unit.bound), "restore": lambda: explore.all_restores(unit.bound),
-             "scheduling": lambda: _exact_scheduling(unit.bound)}[unit.part]()
+             "scheduling": lambda: exact_scheduling(unit.bound)}[unit.part]()
     count, failure = explore.check_all(_CHECKS[unit.part], variant, cases)
     if failure is None:
         return [], count, None
@@ -212,7 +214,7 @@ def render_case(case, out_path: str, variant: str = ENGINE) -> str:
         return render_source(_scheduling_source(case, variant, title), out_path)
     if case.kind == "write":
         report = make_engine(variant).snapshot(case.writes, case.local_backup)
-        expected = spec.snapshot_report(case.writes, case.local_backup)
+        expected = spec_rules.snapshot_report(case.writes, case.local_backup)
         rows = [[f"{w.handle.start}..{w.handle.end}", "ok" if w.primary_ok else "fails", w.secondary,
                  any(h.start == w.handle.start for h in report.local_state),
                  any(h.start == w.handle.start for h in expected.local_state)] for w in case.writes]
@@ -221,10 +223,10 @@ def render_case(case, out_path: str, variant: str = ENGINE) -> str:
                                     ["key groups", "primary", "local write", f"{variant}: local copy", "model"], rows),
                              out_path)
     if case.kind == "store":
-        steps, _ = explore._store_steps(case, variant)
-        model, rows = spec.initial_store(), []
+        steps, _ = explore.store_steps(case, variant)
+        model, rows = spec_rules.initial_store(), []
         for op, outputs, view in steps:
-            model, _ = spec.store_step(model, op)
+            model, _ = spec_rules.store_step(model, op)
             rows.append([" ".join(map(str, op)), sorted(view.snapshots), sorted(view.directories), sorted(model.snapshots),
                          sorted(model.directories)])
         bad = {v.witness for v in found if isinstance(v.witness, int)}
@@ -232,7 +234,7 @@ def render_case(case, out_path: str, variant: str = ENGINE) -> str:
                                     rows, bad), out_path)
     if case.kind == "restore":
         outcome = make_engine(variant).restore(case.jm, case.local)
-        expected = spec.restore(spec.prioritized_alternatives(case.jm, case.local))
+        expected = spec_rules.restore(spec_rules.prioritized_alternatives(case.jm, case.local))
         rows = []
         for h in case.jm:
             local = [x for x in case.local if x.start < h.end and h.start < x.end]
@@ -291,12 +293,12 @@ def _z3_rows(variant: str, budget_seconds: float) -> list[dict]:
             break
         assignment = engine.assign_slots(case.requests, case.free, case.fresh)
         checked += 1
-        worse += len(spec.local_recoveries(case.requests, assignment)) < max_local_z3(case.requests, case.free, case.fresh)
+        worse += len(spec_rules.local_recoveries(case.requests, assignment)) < max_local_z3(case.requests, case.free, case.fresh)
     result.append({"name": "maximal_local_recovery", "cases": checked, "violations": worse, "driver": "z3"})
     return result
 
 
-def run_local_recovery_suite(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
+def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
     """Rows ``{"name", "cases", "violations", "driver"}``; ``variant`` names an engine variant
     (default ``flink``). The exhaustive and z3 parts are fixed (about 4 s, 1.5 s below a 10 s
     budget); random cases and the stateful machine fill the rest."""
@@ -318,7 +320,7 @@ def run_local_recovery_suite(budget_seconds: float = 20.0, variant: str | None =
 # Mutants
 
 
-def mutant_catalogue() -> list:
+def mutants() -> list:
     """The suite's mutants for ``flipcheck mutants``."""
     return mutant_list("local-recovery", VARIANTS)
 
@@ -328,9 +330,23 @@ _UNITS = {"write": [ExhaustiveUnit("write", 3)], "store": [ExhaustiveUnit("store
           "scheduling": [ExhaustiveUnit("scheduling", n) for n in range(1, 5)]}
 
 
-def hunt_mutant(mutant, budget_seconds: float):
+def hunt(mutant, budget_seconds: float):
     """The exhaustive check of the part the mutant changes (smallest first; the store first with
     its properties alone, then next to the model), then random cases."""
     units = _UNITS.get(VARIANTS[mutant.variant].part, [])
     steps = [(u, False) for u in units] + [(u, True) for u in units if u.part == "store"]
     return hunt_with(mutant, budget_seconds, steps, "exhaustive", explore_case, generate_case, check_case, case_size)
+
+
+# -- the design contract (flipcheck.designs.contract.Design) ------------------------------------
+
+name = "local-recovery"
+title = title_of(name)
+seed = "Task-local recovery: Approach (primary and secondary state copies, allocation-preserving scheduling)"
+spec = "flipcheck.model.local_recovery"
+engine = ENGINE
+variants = ENGINES
+properties = PROPERTY_NAMES
+drivers = ("seeded", "hypothesis", "stateful", "exhaustive", "z3")
+suite = SUITE
+render = SUITE.render

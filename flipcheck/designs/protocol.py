@@ -10,39 +10,65 @@ Drivers, for the correct protocol or a named variant (:mod:`flipcheck.reference_
 
 Cases count explored states for the exploration driver, runs otherwise.
 
->>> rows = run_protocol_suite(budget_seconds=2)
+>>> rows = verify(budget_seconds=2)
 >>> sorted({row["driver"] for row in rows}), sum(row["violations"] for row in rows)
 (['exploration', 'hypothesis', 'seeded'], 0)
 >>> check_case(generate_case(SeededChooser.for_case("doc", 1)))
 []
+
+The sweep suite
+---------------
+
+The ``protocol`` suite for sweeps: the whole job, FLIP-147 end to end (issue 4's model).
+
+* Random space (token = a seed): case ``i`` is an example graph
+  (:mod:`flipcheck.generators.protocol`), a mode, bounds and a seeded random schedule of up to
+  400 steps through the composed model (:func:`flipcheck.designs.protocol.generate_case`),
+  checked with every step and state property and for a deadlock at its end.
+* Exhaustive space (token ``exhaustive-default``): the configurations of
+  :data:`flipcheck.designs.protocol.EXHAUSTIVE_CONFIGS`, each explored completely, breadth-first,
+  with every property including the graph properties (the end stays reachable).
+
+Counterexamples are minimised to a shortest trace and drawn as message-sequence charts
+(:mod:`flipcheck.render.protocol`). Built by :class:`~flipcheck.designs.generated_suite.GeneratedSuite`.
+
+Example
+-------
+>>> space = PROTOCOL_SUITE.space("7")
+>>> space.check(space.case(3), "flip-147").violations
+[]
+>>> exhaustive = PROTOCOL_SUITE.space(PROTOCOL_SUITE.exhaustive_token())
+>>> exhaustive.check(exhaustive.case(0), "flip-147").violations, exhaustive.shape(exhaustive.case(0))
+([], 'pair aligned r0 c1 f0')
 """
 
 from __future__ import annotations
 
-import random
-import time
 from collections import Counter
 from functools import lru_cache
 from itertools import product
 from typing import NamedTuple
+import random
+import time
 
+from flipcheck.designs import title_of
 from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
+from flipcheck.designs.generated_suite import GeneratedSuite
 from flipcheck.generators.choices import SeededChooser, choice
 from flipcheck.generators.protocol import EXAMPLE_GRAPHS, example_graph, random_walk
 from flipcheck.model.barriers import MODES
-from flipcheck.properties.job_explore import GRAPH_PROPERTIES, explore_job
 from flipcheck.model.job import describe_label
+from flipcheck.properties.job_explore import GRAPH_PROPERTIES, explore_job
 from flipcheck.properties.job_properties import JOB_PROPERTIES, check_trace
 from flipcheck.properties.violation import Violation
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job
 
+
 __all__ = [
-    "run_protocol_suite", "generate_case", "check_case", "EXPLORATION_CONFIGS", "ROW_NAMES",
-    "HUNT_CONFIGS", "SINK_V2_HUNT_CONFIGS", "SINK_V2_ATTRIBUTES", "hunt_configs",
-    # the sweep's suite (flipcheck.designs.protocol_suite)
-    "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS", "EXHAUSTIVE_STATEMENT",
-    "exhaustive_cases", "explore_case", "minimise_case", "render_case", "describe_case", "case_size", "case_shape",
-]
+    # the design contract
+    "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
+    # its parts
+    "generate_case", "check_case", "EXPLORATION_CONFIGS", "ROW_NAMES", "HUNT_CONFIGS", "SINK_V2_HUNT_CONFIGS", "SINK_V2_ATTRIBUTES", "hunt_configs", "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS", "EXHAUSTIVE_STATEMENT", "exhaustive_cases", "explore_case", "minimise_case", "render_case", "describe_case", "case_size", "case_shape", "PROTOCOL_SUITE", "smaller_configurations"]
 
 ROW_NAMES = tuple(JOB_PROPERTIES)
 # (graph, mode, records, failures), smallest first so a small budget still covers the basics.
@@ -131,7 +157,7 @@ def _check_trace(trace: Trace, variant: str) -> list[Violation]:
     return found
 
 
-def run_protocol_suite(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
+def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
     """Rows ``{"name", "cases", "violations", "driver"}``; ``variant`` names a protocol variant."""
     name = variant or CORRECT_PROTOCOL
     if name not in PROTOCOLS:
@@ -177,7 +203,7 @@ SINK_V2_ATTRIBUTES = ("no_pre_barrier_commit_after_end_of_input", "restore_end_o
 
 
 def hunt_configs(variant: str) -> tuple:
-    """``(graph, records, Job options, state bound)`` in the order :func:`hunt_mutant` explores
+    """``(graph, records, Job options, state bound)`` in the order :func:`hunt` explores
     them for ``variant`` (a variant overriding a Sink V2 attribute hunts on
     :data:`SINK_V2_HUNT_CONFIGS`).
 
@@ -192,10 +218,10 @@ def hunt_configs(variant: str) -> tuple:
     return HUNT_CONFIGS
 
 
-def mutant_catalogue() -> list:
+def mutants() -> list:
     """This suite's entries of :func:`flipcheck.designs.mutants.catalogue` (ids ``protocol-<variant>``:
     the plan suite has its own ``trigger-sources-only``)."""
-    from flipcheck.designs.mutants import Mutant
+    from flipcheck.designs.contract import Mutant
     from flipcheck.reference_impl.protocol_variants import PROTOCOL_VARIANTS
 
     return [Mutant(f"protocol-{name}", "protocol", name, cls.flink_issue,
@@ -203,9 +229,9 @@ def mutant_catalogue() -> list:
             for name, cls in PROTOCOL_VARIANTS.items()]
 
 
-def hunt_mutant(mutant, budget_seconds: float):
+def hunt(mutant, budget_seconds: float):
     """Breadth-first exploration of :func:`hunt_configs` until a violation: a shortest trace."""
-    from flipcheck.designs.mutants import Detection
+    from flipcheck.designs.contract import Detection
 
     started = time.perf_counter()
     states = 0
@@ -224,7 +250,7 @@ def hunt_mutant(mutant, budget_seconds: float):
     return Detection(False, seconds=time.perf_counter() - started)
 
 
-# -- the sweep's suite (flipcheck.designs.protocol_suite) ---------------------------------------------------
+# -- the sweep's suite (flipcheck.designs.protocol) ---------------------------------------------------
 
 ENGINE = CORRECT_PROTOCOL
 ENGINES = tuple(PROTOCOLS)
@@ -280,7 +306,7 @@ def minimise_case(case, variant: str, prop: str):
     first, each explored breadth-first until that property's shortest trace is known. The case
     itself when no bounded exploration reaches it."""
     config = _configuration(case)
-    for smaller in _smaller_configurations(config):
+    for smaller in smaller_configurations(config):
         bound = _MAX_STATES if smaller == config else _MINIMISE_MAX_STATES
         result = explore_job(smaller.job(variant), max_states=bound, shortest_of=prop,
                              liveness=prop in GRAPH_PROPERTIES)
@@ -295,7 +321,7 @@ def minimise_case(case, variant: str, prop: str):
 _MINIMISE_MAX_STATES = 200_000
 
 
-def _smaller_configurations(config: Configuration) -> list[Configuration]:
+def smaller_configurations(config: Configuration) -> list[Configuration]:
     """``config`` and every configuration below it, fewest records + checkpoints + failures first
     (at least one checkpoint where ``config`` has one: most properties need a checkpoint)."""
     smaller = [config._replace(records=r, checkpoints=c, failures=f)
@@ -354,3 +380,21 @@ def case_size(case) -> int:
 def case_shape(case) -> str:
     c = _configuration(case)
     return f"{c.graph} {c.mode} r{c.records} c{c.checkpoints} f{c.failures}" + (" stop" if c.stop_with_savepoint else "")
+
+
+# A random case takes about 1 ms (a plan case about 0.1 ms): 200 per Spark task.
+PROTOCOL_SUITE = GeneratedSuite("protocol", __name__, random_batch=200, relative_cost=10)
+
+
+# -- the design contract (flipcheck.designs.contract.Design) ------------------------------------
+
+name = "protocol"
+title = title_of(name)
+seed = "FLIP-147 end to end: Checkpoint Format with Finished Tasks; Do Not Cancel Pending Checkpoint on Finish; Failover and Recovery"
+spec = "flipcheck.model.job"
+engine = ENGINE
+variants = ENGINES
+properties = ROW_NAMES
+drivers = ("seeded", "hypothesis", "exploration")
+suite = PROTOCOL_SUITE
+render = PROTOCOL_SUITE.render

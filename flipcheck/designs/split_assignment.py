@@ -15,20 +15,52 @@ Drivers, for Flink's implementation (or a named variant of it):
 
 Cases count explored states for the exploration drivers, runs otherwise.
 
->>> rows = run_split_assignment_suite(budget_seconds=3)
+>>> rows = verify(budget_seconds=3)
 >>> sorted({row["driver"] for row in rows}), sum(row["violations"] for row in rows)
 (['exploration', 'hypothesis', 'liveness', 'seed-designs', 'seeded', 'stateful'], 0)
 >>> case = generate_case(SeededChooser.for_case("doc", 1))
 >>> check_case(case, "flink")
 []
+
+The sweep suite
+---------------
+
+The ``split-assignment`` suite for sweeps: FLIP-27 split assignment with checkpoints.
+
+* Random space (token = a seed): case ``i`` is a configuration (1-3 readers, 1-4 splits, 1-3
+  checkpoints, 0-2 failures) and a run of up to 40 actions the specification enables, drawn
+  from ``SeededChooser.for_case(seed, i)`` (:func:`flipcheck.generators.split_assignment.generate_case`).
+  Checking replays the run on the implementation under test with every property and the model
+  next to it (:func:`flipcheck.properties.split_assignment_explore.replay`).
+* Exhaustive space (token ``exhaustive-r{R}-s{S}``): one case per configuration with at most R
+  readers and S splits (R, S <= 2), 1-2 checkpoints and 0-2 failures, explored breadth-first
+  with every property and refinement.
+
+Counterexamples are minimised to a shortest trace: breadth-first exploration of the smallest
+configuration (fewest readers, then splits) that still violates the property, checking only it.
+
+Example
+-------
+>>> space = SPLIT_ASSIGNMENT_SUITE.space("7")
+>>> space.check(space.case(3), "flink").violations
+[]
+>>> bad = next(o for o in (space.check(space.case(i), "no-event-gateway") for i in range(200)) if o.violations)
+>>> config, actions = SPLIT_ASSIGNMENT_SUITE.minimise(bad.counterexample, "no-event-gateway", bad.properties[0])
+>>> len(actions) <= 4
+True
 """
 
 from __future__ import annotations
 
-import time
 from collections import Counter
+from functools import cache
+import re
+import time
 
+from flipcheck.designs import title_of
+from flipcheck.designs.common import seeded_run
 from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
+from flipcheck.designs.suite import CRASH, EXHAUSTIVE_PREFIX, CaseSpace, Outcome, Suite, checked
 from flipcheck.generators.choices import SeededChooser
 from flipcheck.generators.split_assignment import generate_case as _generate
 from flipcheck.model.split_assignment import DESIGNS, Config
@@ -37,9 +69,12 @@ from flipcheck.properties.split_assignment_properties import LIVENESS, PROPERTY_
 from flipcheck.properties.violation import Violation
 from flipcheck.reference_impl.split_assignment_variants import ENGINE, MUTANTS, VARIANTS
 
+
 __all__ = [
-    "run_split_assignment_suite", "generate_case", "check_case", "render_case", "MUTANTS",
-    "EXPLORATION_CONFIGS", "LIVENESS_CONFIGS", "ROW_NAMES", "mutant_catalogue", "hunt_mutant",
+    # the design contract
+    "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
+    # its parts
+    "generate_case", "check_case", "render_case", "MUTANTS", "EXPLORATION_CONFIGS", "LIVENESS_CONFIGS", "ROW_NAMES", "SPLIT_ASSIGNMENT_SUITE", "SplitAssignmentSuite", "exhaustive_configs",
 ]
 
 # Smallest first, so that a small budget still covers the basic interleavings.
@@ -77,7 +112,7 @@ def _check_variant(variant: str) -> str:
     return variant
 
 
-def run_split_assignment_suite(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
+def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
     """Rows ``{"name", "cases", "violations", "driver"}``; ``variant`` names a variant (default ``flink``)."""
     name = _check_variant(variant or ENGINE)
     started = time.perf_counter()
@@ -129,7 +164,6 @@ def _stateful(variant: str, budget_seconds: float) -> tuple[int, Counter]:
     from hypothesis import settings
 
     from flipcheck.generators.split_assignment import quick_settings, split_machine
-    from flipcheck.designs.barriers import _seeded_run  # seeds the RNG hypothesis draws from
 
     deadline = time.perf_counter() + budget_seconds
     runs, failures, batch = 0, Counter(), 0
@@ -137,7 +171,7 @@ def _stateful(variant: str, budget_seconds: float) -> tuple[int, Counter]:
     batch_settings = settings(quick_settings(20), derandomize=False, phases=quick_settings().phases[:2])
     while time.perf_counter() < deadline or batch == 0:
         try:
-            _seeded_run(machine, batch_settings, batch)
+            seeded_run(machine, batch_settings, f"barriers-{batch}")
         except AssertionError as failure:
             prop = str(failure).split(":")[0]
             failures[prop if prop in ROW_NAMES else REFINEMENT] += 1
@@ -149,17 +183,17 @@ def _stateful(variant: str, budget_seconds: float) -> tuple[int, Counter]:
 # -- the mutant catalogue (flipcheck mutants) ------------------------------------------------------
 
 
-def mutant_catalogue() -> list:
+def mutants() -> list:
     """This suite's entries of :func:`flipcheck.designs.mutants.catalogue`."""
-    from flipcheck.designs.mutants import Mutant
+    from flipcheck.designs.contract import Mutant
 
     return [Mutant(name, "split-assignment", name, issue, description) for name, (issue, description) in MUTANTS.items()]
 
 
-def hunt_mutant(mutant, budget_seconds: float):
+def hunt(mutant, budget_seconds: float):
     """Breadth-first exploration, properties only (no model), smallest configurations first: the
     first trace found is a shortest one."""
-    from flipcheck.designs.mutants import Detection
+    from flipcheck.designs.contract import Detection
 
     started = time.perf_counter()
     states = 0
@@ -172,3 +206,145 @@ def hunt_mutant(mutant, budget_seconds: float):
             return Detection(True, result.problems[0].property, "exploration", states,
                              time.perf_counter() - started, len(result.trace), (config, tuple(result.trace)))
     return Detection(False, seconds=time.perf_counter() - started)
+
+
+_TOKEN = re.compile(rf"{EXHAUSTIVE_PREFIX}-r([0-9]+)-s([0-9]+)")
+DEFAULT_EXHAUSTIVE = (2, 2)
+# Configurations larger than this many states are left out of the exhaustive space.
+_TOO_BIG = {Config(2, 2, 2, 2)}
+
+
+def exhaustive_configs(readers: int, splits: int) -> list[Config]:
+    """Every configuration with <= ``readers`` readers, <= ``splits`` splits, 1-2 checkpoints and
+    0-2 failures, smallest first (the one with 2 readers, 2 splits, 2 checkpoints and 2 failures
+    is left out: about a million states)."""
+    configs = [Config(r, s, c, f) for r in range(1, readers + 1) for s in range(1, splits + 1)
+               for c in (1, 2) for f in (0, 1, 2)]
+    return [c for c in configs if c not in _TOO_BIG]
+
+
+def _shape(config: Config, actions=None) -> str:
+    steps = "" if actions is None else f" {len(actions)}st"
+    return f"{config.readers}r {config.splits}s {config.checkpoints}c {config.failures}f{steps}"
+
+
+def _run(case, algorithm: str) -> Outcome:
+    found = check_case(case, algorithm)
+    return Outcome(found, 1, "check", case if found else None)
+
+
+def _explore(config: Config, algorithm: str) -> Outcome:
+    result = explore_job(config, algorithm, refinement=True)
+    return Outcome(list(result.problems), result.states, "explore",
+                   (config, tuple(result.trace)) if result.problems else None)
+
+
+class RandomSplitSpace(CaseSpace):
+    def __init__(self, suite: "SplitAssignmentSuite", seed: str):
+        self.suite, self.token = suite, seed
+
+    def case(self, index: int):
+        return generate_case(SeededChooser.for_case(self.token, index))
+
+    def check(self, case, algorithm: str) -> Outcome:
+        return checked(_run, case, algorithm)
+
+    def shape(self, case) -> str:
+        return _shape(*case)
+
+    def magnitude(self, case) -> int:
+        return len(case[1])
+
+
+class ExhaustiveSplitSpace(CaseSpace):
+    def __init__(self, suite: "SplitAssignmentSuite", readers: int, splits: int):
+        self.suite, self.readers, self.splits = suite, readers, splits
+        self.token = f"{EXHAUSTIVE_PREFIX}-r{readers}-s{splits}"
+        self.configs = exhaustive_configs(readers, splits)
+        self.size = len(self.configs)
+
+    def case(self, index: int) -> Config:
+        return self.configs[index]
+
+    def check(self, case: Config, algorithm: str) -> Outcome:
+        return checked(_explore, case, algorithm)
+
+    def shape(self, case: Config) -> str:
+        return _shape(case)
+
+    def magnitude(self, case: Config) -> int:
+        return case.readers * case.splits
+
+    def coverage(self) -> dict:
+        return {"max_readers": self.readers, "max_splits": self.splits, "configurations": self.size}
+
+
+class SplitAssignmentSuite(Suite):
+    name = "split-assignment"
+    engine = ENGINE
+    size_unit = "steps"
+    random_batch = 500
+    exhaustive_batch = 1
+
+    def algorithms(self):
+        return tuple(VARIANTS)
+
+    def property_names(self):
+        return (*ROW_NAMES, CRASH)
+
+    def space(self, token: str) -> CaseSpace:
+        return _space(self, token)
+
+    def exhaustive_token(self, max_vertices=None, max_parallelism=None):
+        return f"{EXHAUSTIVE_PREFIX}-r{DEFAULT_EXHAUSTIVE[0]}-s{DEFAULT_EXHAUSTIVE[1]}"
+
+    def minimise(self, counterexample, algorithm: str, prop: str):
+        """Breadth-first search for ``prop`` alone in the smallest configuration that shows it."""
+        config, actions = counterexample
+        refinement = prop not in ROW_NAMES or prop == ROW_NAMES[-1]
+        only = () if refinement else (prop,)
+        smaller = sorted({config._replace(readers=r, splits=s) for r in range(1, config.readers + 1)
+                          for s in range(1, config.splits + 1)}, key=lambda c: (c.readers, c.splits))
+        for candidate in smaller:
+            result = explore_job(candidate, algorithm, refinement=refinement, properties=only,
+                                 check=not refinement, max_states=100_000)
+            if any(v.property == prop for v in result.problems):
+                return candidate, tuple(result.trace)
+        return config, tuple(actions)
+
+    def render(self, counterexample, algorithm: str, out_path: str) -> str:
+        return render_case(counterexample, out_path, algorithm)
+
+    def size_of(self, counterexample) -> int:
+        return len(counterexample[1])
+
+    def describe(self, counterexample) -> dict:
+        config, actions = counterexample
+        return {"config": config._asdict(), "actions": [list(a) for a in actions]}
+
+
+@cache
+def _space(suite: SplitAssignmentSuite, token: str) -> CaseSpace:
+    if token.startswith(EXHAUSTIVE_PREFIX):
+        match = _TOKEN.fullmatch(token)
+        if not match or not 1 <= int(match.group(1)) <= 2 or not 1 <= int(match.group(2)) <= 2:
+            raise ValueError(f"exhaustive split-assignment token {token!r} is not {EXHAUSTIVE_PREFIX}-rR-sS (R, S in 1..2)")
+        return ExhaustiveSplitSpace(suite, int(match.group(1)), int(match.group(2)))
+    return RandomSplitSpace(suite, token)
+
+
+SPLIT_ASSIGNMENT_SUITE = SplitAssignmentSuite()
+
+
+# -- the design contract (flipcheck.designs.contract.Design) ------------------------------------
+
+name = "split-assignment"
+title = title_of(name)
+seed = "FLIP-27: the split enumerator on the JobManager; Checkpoint alignment of split assignment"
+spec = "flipcheck.model.split_assignment"
+engine = SPLIT_ASSIGNMENT_SUITE.engine
+variants = tuple(SPLIT_ASSIGNMENT_SUITE.algorithms())
+properties = (*ROW_NAMES, LIVENESS)
+drivers = ("seeded", "hypothesis", "stateful", "exploration", "liveness", "seed-designs")
+suite = SPLIT_ASSIGNMENT_SUITE
+render = SPLIT_ASSIGNMENT_SUITE.render

@@ -14,8 +14,8 @@ recovery designs) behind one small interface, so that drivers — the Spark swee
 * a suite minimises a counterexample for one property (fewest tasks / shortest trace),
   renders it (SVG) and describes it as JSON.
 
-Suites are registered by module path and imported only when used; a suite whose module is not
-part of this build (``protocol`` until issue 4 lands) raises :class:`SuiteUnavailable`.
+Each design's front-end module holds its suite (the ``suite`` member of the design contract,
+:mod:`flipcheck.designs.contract`); :func:`get_suite` finds it through the design registry.
 
 Example
 -------
@@ -27,13 +27,10 @@ True
 >>> outcome = space.check(case, "flink")
 >>> outcome.violations, outcome.assignments
 ([], 1)
->>> available_suites()[:2]                     # registry order; later designs follow
-['plan', 'barriers']
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -41,38 +38,20 @@ from flipcheck.generators.choices import case_id, parse_case_id
 from flipcheck.properties.violation import Violation
 
 __all__ = [
-    "SUITES",
     "EXHAUSTIVE_PREFIX",
     "CRASH",
     "Outcome",
     "CaseSpace",
     "Suite",
-    "SuiteUnavailable",
     "get_suite",
-    "available_suites",
     "resolve_case",
     "checked",
 ]
-
-# name -> "module:attribute" of the Suite instance; order is the order of `--suite all`.
-SUITES = {
-    "plan": "flipcheck.designs.plan_suite:PLAN_SUITE",
-    "barriers": "flipcheck.designs.barriers_suite:BARRIERS_SUITE",
-    "protocol": "flipcheck.designs.protocol_suite:PROTOCOL_SUITE",
-    "approximate-recovery": "flipcheck.designs.approximate_recovery:SUITE",
-    "local-recovery": "flipcheck.designs.local_recovery:SUITE",
-    "split-assignment": "flipcheck.designs.split_assignment_suite:SPLIT_ASSIGNMENT_SUITE",
-    "batch-recovery": "flipcheck.designs.batch_recovery_suite:BATCH_RECOVERY_SUITE",
-}
 
 # Tokens of exhaustive spaces start with this; seeds of random sweeps must not.
 EXHAUSTIVE_PREFIX = "exhaustive"
 # The property recorded when checking a case raised (a crash of the code under test).
 CRASH = "crash"
-
-
-class SuiteUnavailable(LookupError):
-    """The suite exists in the design but not in this build (its module is missing)."""
 
 
 @dataclass
@@ -141,7 +120,6 @@ class Suite:
     """One design area's generators and properties behind the sweep's interface."""
 
     name = ""
-    title = ""
     engine = "flink"       # the engine's algorithm / handler (zero violations expected)
     size_unit = "tasks"    # what CaseSpace.magnitude counts
     # Cases per Spark task (a batch): about half a second of work, so per-task overhead stays small.
@@ -150,6 +128,13 @@ class Suite:
     # Roughly how many plan cases one random case costs; a mixed sweep (the demo) gives each
     # suite cases / relative_cost cases so no suite dominates the wall time.
     relative_cost = 1
+
+    @property
+    def title(self) -> str:
+        """The design's title, from the registry (:data:`flipcheck.designs.DESIGNS`)."""
+        from flipcheck.designs import title_of
+
+        return title_of(self.name)
 
     def algorithms(self) -> Sequence[str]:
         """Every algorithm or variant name this suite can check (engine first)."""
@@ -192,34 +177,19 @@ class Suite:
 
 
 def get_suite(name: str) -> Suite:
-    """The registered suite ``name``; KeyError if unknown, :class:`SuiteUnavailable` if not built."""
-    module_name, attribute = SUITES[name].split(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        if error.name == module_name:
-            raise SuiteUnavailable(f"suite {name!r} is not available yet in this build") from None
-        raise
-    return getattr(module, attribute)
+    """The sweep suite of design ``name`` (:func:`flipcheck.designs.design`)."""
+    from flipcheck.designs import design
 
-
-def available_suites() -> list[str]:
-    """Registered suites whose module is part of this build, in registry order."""
-    names = []
-    for name in SUITES:
-        try:
-            get_suite(name)
-        except SuiteUnavailable:
-            continue
-        names.append(name)
-    return names
+    return design(name).suite
 
 
 def resolve_case(text: str) -> tuple[Suite, CaseSpace, int]:
-    """``SUITE:TOKEN:INDEX`` -> (suite, space, index); ValueError / SuiteUnavailable naming the problem."""
+    """``SUITE:TOKEN:INDEX`` -> (suite, space, index); ValueError / DesignUnavailable naming the problem."""
     suite_name, token, index = parse_case_id(text)
-    if suite_name not in SUITES:
-        raise ValueError(f"case id {text!r}: unknown suite {suite_name!r} (expected one of {', '.join(SUITES)})")
+    from flipcheck.designs import DESIGNS
+
+    if suite_name not in DESIGNS:
+        raise ValueError(f"case id {text!r}: unknown suite {suite_name!r} (expected one of {', '.join(DESIGNS)})")
     suite = get_suite(suite_name)
     space = suite.space(token)
     if space.size is not None and index >= space.size:

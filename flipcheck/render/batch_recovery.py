@@ -18,7 +18,7 @@ True
 from __future__ import annotations
 
 from flipcheck.model.batch_recovery import Config, State, topology
-from flipcheck.designs.common import table_source
+from flipcheck.render.tables import table_source
 
 __all__ = ["run_source", "render_run"]
 

@@ -64,7 +64,6 @@ __all__ = [
     "run_batch",
     "run_sweep",
     "Progress",
-    "read_cases",
     "suite_names",
 ]
 
@@ -468,20 +467,12 @@ def _run_chunks(spark, run: _Run, chunks: list, todo: list[int], fault_marker: s
             raise
 
 
-def read_cases(out_dir: str, columns: list[str] | None = None):
-    """The sweep's rows as a pyarrow Table (``chunk`` is the partition column)."""
-    import pyarrow.dataset as ds
-
-    dataset = ds.dataset(str(Path(out_dir) / "cases.parquet"), format="parquet", partitioning="hive")
-    return dataset.to_table(columns=columns)
-
-
 def suite_names(choice: str) -> list[str]:
-    """``all`` -> every suite in this build; a name -> [name] (SuiteUnavailable if not built)."""
-    from flipcheck.designs.suite import available_suites
+    """``all`` -> every suite in this build; a name -> [name] (DesignUnavailable if not built)."""
+    from flipcheck.designs import available_designs
 
     if choice == "all":
-        return available_suites()
+        return available_designs()
     get_suite(choice)
     return [choice]
 

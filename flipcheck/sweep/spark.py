@@ -51,8 +51,7 @@ __all__ = [
     "spark_error_line",
     "standalone_addresses",
     "start_spark",
-    "stop_spark",
-]
+    "stop_spark", "show_status"]
 
 DEFAULT_MASTER = "local[*]"
 # How long a spark:// master has to answer and accept the application (Spark's own
@@ -282,7 +281,7 @@ def _stderr_to(path: str | None):
 
 
 @contextmanager
-def _status(stream, text: str | None):
+def show_status(stream, text: str | None):
     """Say what is being waited for. On a terminal the line is erased afterwards (what follows,
     an error or the progress bar, takes its place); in a log it stays."""
     tty = hasattr(stream, "isatty") and stream.isatty()
@@ -393,7 +392,7 @@ def start_spark(master: str = DEFAULT_MASTER, app_name: str = "flipcheck", log_p
     # Probed before the status line: a closed port fails at once, in the one line of a usage error.
     if standalone and (unreachable := _unreachable(master, timeout=CONNECT_SECONDS / 3)):
         raise UsageError(f"--master {master!r}: no Spark master reachable: {unreachable}")
-    with _status(status or sys.stderr, f"connecting to Spark master {master} (up to {CONNECT_SECONDS:.0f} s)..."
+    with show_status(status or sys.stderr, f"connecting to Spark master {master} (up to {CONNECT_SECONDS:.0f} s)..."
                  if standalone else None):
         try:
             with _stderr_to(log_path):

@@ -32,10 +32,18 @@ import time
 from collections import Counter
 from pathlib import Path
 
-__all__ = ["finalise", "target_summary", "SUMMARY_KEYS"]
+__all__ = ["finalise", "target_summary", "read_cases", "regenerate_counterexample", "SUMMARY_KEYS"]
 
 # The keys summary.json always has (a contract).
 SUMMARY_KEYS = ("cases", "violations", "by_property", "cases_per_second", "wall_seconds")
+
+
+def read_cases(out_dir: str, columns: list[str] | None = None):
+    """The sweep's rows as a pyarrow Table (``chunk`` is the partition column)."""
+    import pyarrow.dataset as ds
+
+    dataset = ds.dataset(str(Path(out_dir) / "cases.parquet"), format="parquet", partitioning="hive")
+    return dataset.to_table(columns=columns)
 
 
 def _merge_counts(counts: list[dict]) -> dict:
@@ -93,7 +101,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
 
 
-def _counterexample(out: Path, target, suite, prop: str, index: int) -> dict:
+def regenerate_counterexample(out: Path, target, suite, prop: str, index: int) -> dict:
     """Regenerate the first case violating ``prop``, minimise it, draw it."""
     from flipcheck.errors import InputError, UsageError
 
@@ -149,7 +157,6 @@ def finalise(spec, out_dir) -> dict:
     import pyarrow.compute as pc
 
     from flipcheck.designs.suite import get_suite
-    from flipcheck.sweep.runner import read_cases
     from flipcheck.sweep.report import write_report
 
     began = time.perf_counter()
@@ -165,7 +172,7 @@ def finalise(spec, out_dir) -> dict:
         summary = target_summary(table.filter(mask), target, suite)
         cpu_seconds[target.label] = summary.pop("cpu_seconds")
         for prop, index in summary.pop("first_index").items():
-            counterexamples.append(_counterexample(out, target, suite, prop, index))
+            counterexamples.append(regenerate_counterexample(out, target, suite, prop, index))
         targets.append(summary)
     timing = _timing(out)
     cases = sum(t["cases"] for t in targets)

@@ -278,11 +278,11 @@ def test_reproduce_command_is_shell_quoted(tmp_path):
 
     from flipcheck.designs.suite import get_suite
     from flipcheck.sweep.runner import plan_sweep
-    from flipcheck.sweep.summary import _counterexample
+    from flipcheck.sweep.summary import regenerate_counterexample
 
     suite = get_suite("plan")
     target = plan_sweep(["plan"], "wiki-b", cases=1, seed="it's$HOME").targets[0]
     space = suite.space(target.token)
     index, outcome = next((i, o) for i in range(2000) if (o := space.check(space.case(i), "wiki-b")).violations)
-    entry = _counterexample(tmp_path, target, suite, outcome.properties[0], index)
+    entry = regenerate_counterexample(tmp_path, target, suite, outcome.properties[0], index)
     assert shlex.split(entry["replay"]) == ["flipcheck", "replay", "plan:it's$HOME:" + str(index), "--algorithm", "wiki-b"]

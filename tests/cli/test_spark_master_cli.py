@@ -141,9 +141,9 @@ class _Terminal(io.StringIO):
 
 
 def test_on_a_terminal_the_status_line_is_erased_afterwards():
-    from flipcheck.sweep.spark import _status
+    from flipcheck.sweep.spark import show_status
 
     terminal = _Terminal()
-    with _status(terminal, "connecting to Spark master spark://127.0.0.1:7077 (up to 15 s)..."):
+    with show_status(terminal, "connecting to Spark master spark://127.0.0.1:7077 (up to 15 s)..."):
         pass
     assert terminal.getvalue() == "connecting to Spark master spark://127.0.0.1:7077 (up to 15 s)...\r\033[K"

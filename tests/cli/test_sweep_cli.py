@@ -33,11 +33,11 @@ def test_bad_options_exit_2_with_one_line(extra, fragments, capsys, tmp_path):
 
 
 def test_a_suite_missing_from_the_build_is_one_line(capsys, tmp_path, monkeypatch):
-    from flipcheck.designs import suite as suites
+    from flipcheck import designs
 
-    monkeypatch.setitem(suites.SUITES, "protocol", "flipcheck.suite_not_in_this_build:SUITE")
+    monkeypatch.setitem(designs.DESIGNS, "protocol", designs.Registered("flipcheck.designs.not_in_this_build", "gone"))
     assert_fails_with_one_line(["sweep", "--suite", "protocol", "--cases", "5", "--out", str(tmp_path / "o")], capsys,
-                         "protocol", "not available yet")
+                         "protocol", "not available in this build")
 
 
 def test_unknown_suite_is_an_argparse_error(capsys, tmp_path):

@@ -12,7 +12,8 @@ from flipcheck.model.jobgraph import JobGraph
 from flipcheck.properties import approximate_recovery_properties as props
 from flipcheck.properties.z3_approximate_recovery import prove_restart_set
 from flipcheck.reference_impl.approximate_recovery_variants import APPROXIMATE_RECOVERY_ENGINES
-from flipcheck.designs.approximate_recovery import check_case, exhaustive_cases, explore_case, run_approximate_recovery_suite
+from flipcheck.designs.approximate_recovery import check_case, exhaustive_cases, explore_case
+from flipcheck.designs.approximate_recovery import verify as verify_approximate_recovery
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -70,14 +71,14 @@ def test_liveness_finds_the_stuck_state_of_a_coordinator_that_keeps_pending_chec
 
 
 def test_verify_suite_rows_cover_every_property_with_no_violation():
-    rows = run_approximate_recovery_suite(budget_seconds=1)
+    rows = verify_approximate_recovery(budget_seconds=1)
     assert sum(r["violations"] for r in rows) == 0
     assert {r["name"] for r in rows} == set(props.PROPERTY_NAMES) | {"refines_spec"}
     assert {r["driver"] for r in rows} == {"exploration", "z3", "seeded", "hypothesis", "stateful"}
 
 
 def test_verify_suite_reports_flink_as_shipped_differences():
-    rows = run_approximate_recovery_suite(budget_seconds=1, variant="flink-shipped")
+    rows = verify_approximate_recovery(budget_seconds=1, variant="flink-shipped")
     violated = {r["name"] for r in rows if r["violations"]}
     assert violated == {"zombie_never_replaces_newer", "old_barriers_never_block", "refines_spec"}
 

@@ -52,18 +52,18 @@ def test_bmc_finds_a_false_invariant():
     exists after one barrier)."""
     from flipcheck.properties import z3_barriers
 
-    original = z3_barriers._invariants
+    original = z3_barriers.invariant_checks
 
     def with_false(config):
         invariants = original(config)
         invariants["nothing_ever_blocked"] = lambda f: z3_barriers.z3.And(*[z3_barriers.z3.Not(b) for b in f.blocked])
         return invariants
 
-    z3_barriers._invariants = with_false
+    z3_barriers.invariant_checks = with_false
     try:
         report = bmc(Config(2), depth=2)
     finally:
-        z3_barriers._invariants = original
+        z3_barriers.invariant_checks = original
     assert not report.holds and report.violated["nothing_ever_blocked"][0] == 1
 
 

@@ -9,7 +9,8 @@ from flipcheck.generators.local_recovery import KINDS, cases
 from flipcheck.model import local_recovery as spec
 from flipcheck.properties import local_recovery_properties as props
 from flipcheck.properties.z3_local_recovery import max_local_z3, prove_seed_rule_optimal
-from flipcheck.designs.local_recovery import check_case, exhaustive_cases, explore_case, run_local_recovery_suite
+from flipcheck.designs.local_recovery import check_case, exhaustive_cases, explore_case
+from flipcheck.designs.local_recovery import verify as verify_local_recovery
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -38,7 +39,7 @@ def test_z3_proves_the_seed_rule_optimal_for_small_bulks():
 
 
 def test_verify_suite_rows_cover_every_property_with_no_violation():
-    rows = run_local_recovery_suite(budget_seconds=1)
+    rows = verify_local_recovery(budget_seconds=1)
     assert sum(r["violations"] for r in rows) == 0
     assert {r["name"] for r in rows} == set(props.PROPERTY_NAMES) | {"refines_spec"}
     assert {r["driver"] for r in rows} == {"exhaustive", "z3", "seeded", "hypothesis", "stateful"}

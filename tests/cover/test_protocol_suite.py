@@ -67,10 +67,10 @@ def test_minimising_looks_in_smaller_configurations_first():
 
 
 def test_the_configurations_tried_while_minimising_end_with_the_case_s_own():
-    from flipcheck.designs.protocol import Configuration, _smaller_configurations
+    from flipcheck.designs.protocol import Configuration, smaller_configurations
 
     for config in (Configuration("pair", "aligned", 2, 3, 1), Configuration("pair", "aligned", 1, 0, 0)):
-        tried = _smaller_configurations(config)
+        tried = smaller_configurations(config)
         assert tried[-1] == config and len(set(tried)) == len(tried)
         assert all(t.records <= config.records and t.checkpoints <= config.checkpoints
                    and t.failures <= config.failures for t in tried)

@@ -12,7 +12,8 @@ from flipcheck.model.graph_json import parse_graph
 from flipcheck.model.plan import checkpoint_plan
 from flipcheck.properties.barrier_explore import explore_task
 from flipcheck.reference_impl.plan import plan_algorithm
-from flipcheck.designs.suite import CRASH, SuiteUnavailable, available_suites, checked, get_suite, resolve_case
+from flipcheck.designs import DesignUnavailable, available_designs
+from flipcheck.designs.suite import CRASH, checked, get_suite, resolve_case
 
 IDS = ["plan:42:0", "plan:42:977", "plan:x-1:5", "barriers:42:0", "barriers:7:1234", "plan:exhaustive-v3-p2:77",
        "barriers:exhaustive-c2-i2:5", "protocol:42:3", "protocol:exhaustive-default:40"]
@@ -35,12 +36,13 @@ def test_case_ids_regenerate_the_same_case_in_another_process():
 
 
 def test_registry_names_and_unavailable_suites(monkeypatch):
-    from flipcheck.designs import suite as suites
+    from flipcheck import designs
 
-    assert available_suites()[:3] == ["plan", "barriers", "protocol"]
-    monkeypatch.setitem(suites.SUITES, "protocol", "flipcheck.suite_not_in_this_build:SUITE")
-    with pytest.raises(SuiteUnavailable, match="not available yet"):
+    assert available_designs()[:3] == ["plan", "barriers", "protocol"]
+    monkeypatch.setitem(designs.DESIGNS, "protocol", designs.Registered("flipcheck.designs.not_in_this_build", "gone"))
+    with pytest.raises(DesignUnavailable, match="not available in this build"):
         get_suite("protocol")
+    assert "protocol" not in available_designs()
     with pytest.raises(KeyError):
         get_suite("nonsense")
 

@@ -123,7 +123,7 @@ def test_fast_check_encoding_compares_with_the_bitset_capacity(upstream):
     states = SymbolicStates(topology)
     encoder = FlinkEncoder()
     running = {
-        v: z3_plan._VertexBits([encoder.is_running(states, (v, i)) for i in range(topology.parallelism(v))])
+        v: z3_plan.VertexBits([encoder.is_running(states, (v, i)) for i in range(topology.parallelism(v))])
         for v in topology.topological_order
     }
     may_be_triggered = encoder.some_tasks_may_be_triggered(topology, "down", running)

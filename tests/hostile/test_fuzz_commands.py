@@ -40,7 +40,7 @@ from flipcheck.reference_impl.barriers import HANDLERS
 from flipcheck.reference_impl.plan import PLAN_ALGORITHMS
 from flipcheck.reference_impl.protocol_variants import PROTOCOLS
 from flipcheck.sweep.runner import plan_sweep
-from flipcheck.designs.verify import SUITES
+from flipcheck.designs import DESIGNS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("FLIPCHECK_FUZZ_EXAMPLES", "25"))
@@ -52,7 +52,7 @@ SMALL_GRAPHS = [doc for name, doc in GRAPHS.items() if name.startswith(("protoco
 FLINK_PLANS = [json.loads(p.read_text()) for p in sorted((ROOT / "tests" / "fixtures" / "flink_plans").glob("*.json"))]
 
 # The functions that start the real work of the long-running commands.
-HEAVY_WORK = ("flipcheck.sweep.runner:run_sweep", "flipcheck.sweep.spark:start_spark", "flipcheck.designs.verify:run_suite",
+HEAVY_WORK = ("flipcheck.sweep.runner:run_sweep", "flipcheck.sweep.spark:start_spark", "flipcheck.designs:verify_design",
               "flipcheck.designs.mutants:hunt", "flipcheck.bench.plan:bench_plan", "flipcheck.bench.sweep:bench_sweep",
               "flipcheck.properties.barrier_explore:explore_model", "flipcheck.properties.job_explore:explore_job")
 
@@ -192,7 +192,7 @@ def test_barriers_survives_generated_event_traces(channels, data, cli, sandbox):
 
 output_dir = mostly(st.sampled_from(["out", "out/nested"]), bad_output_path)
 budget = option("--budget", mostly(st.sampled_from(["0.1", "1", "5"]), number_text))
-SUITE_NAMES = list(SUITES)
+SUITE_NAMES = list(DESIGNS)
 OPTION_COMMANDS = {
     "bench": argv(["bench"], st.lists(valid_or_hostile(["plan", "barriers", "explore", "sweep"]), min_size=1, max_size=1),
                   option("--algorithms", valid_or_hostile(["flink,naive", "wiki-a", ",", "spec,,flink"])), budget,

@@ -27,7 +27,7 @@ def assert_registered(driver, suite: str, manifest: dict) -> None:
 def assert_caught_as_pinned(driver, name: str, manifest: dict) -> None:
     """The hunt catches the variant with the pinned property, driver and counterexample, which
     replays: the variant violates the property on it, the engine nothing."""
-    detection = driver.hunt_mutant(catalogue()[name], budget_seconds=30)
+    detection = driver.hunt(catalogue()[name], budget_seconds=30)
     pinned = pinned_variants(manifest)[name]
     assert detection.caught
     assert (detection.property, detection.driver) == (pinned["property"], pinned["driver"])

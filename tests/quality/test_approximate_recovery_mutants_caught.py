@@ -10,7 +10,7 @@ from flipcheck.generators.approximate_recovery import QUICK, subpartition_machin
 from flipcheck.designs import approximate_recovery as driver
 from flipcheck.properties.approximate_recovery_properties import PROPERTY_NAMES
 from flipcheck.reference_impl.approximate_recovery_variants import VARIANTS
-from flipcheck.designs.approximate_recovery import run_approximate_recovery_suite
+from flipcheck.designs.approximate_recovery import verify as verify_approximate_recovery
 from recovery_mutant_checks import (
     assert_caught_as_pinned, assert_property_catches, assert_registered, load_manifest, pinned_variants,
 )
@@ -64,7 +64,7 @@ def test_stateful_machine_catches_subpartition_variant(name):
 def test_flink_as_shipped_differs_exactly_where_the_facts_say():
     """No zombie check and no barrier dropping (facts §1); the checkpoint after the restart still
     completes (a newer barrier subsumes the old one), and everything else holds."""
-    rows = run_approximate_recovery_suite(budget_seconds=2, variant="flink-shipped")
+    rows = verify_approximate_recovery(budget_seconds=2, variant="flink-shipped")
     violated = sorted({r["name"] for r in rows if r["violations"]})
     assert violated == MANIFEST["expected_failures"]["flink-shipped"]
     assert all(r["violations"] == 0 for r in rows if r["name"] == "checkpoint_after_restart_completes")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from flipcheck.designs.barrier_replay import replay
+from flipcheck.properties.barrier_replay import replay
 from flipcheck.generators.barrier_machine import QUICK, barrier_machine
 from flipcheck.model.barriers import AT_LEAST_ONCE, MODES, UNALIGNED, Config, format_event, parse_event
 from flipcheck.properties.barrier_explore import explore_task

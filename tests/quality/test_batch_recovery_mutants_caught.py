@@ -12,7 +12,7 @@ from flipcheck.model.batch_recovery import Config
 from flipcheck.designs.mutants import catalogue
 from flipcheck.properties.batch_recovery_explore import replay
 from flipcheck.reference_impl.batch_recovery_variants import MUTANTS
-from flipcheck.designs.batch_recovery import GRAPHS, check_case, generate_case, hunt_mutant
+from flipcheck.designs.batch_recovery import GRAPHS, check_case, generate_case, hunt
 
 MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "batch_recovery.json").read_text())
 PINNED = {e["variant"]: e for e in MANIFEST["variants"]}
@@ -30,7 +30,7 @@ def test_every_mutant_is_pinned_and_in_the_catalogue():
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_hunt_catches_mutant_with_the_pinned_trace(name):
-    detection = hunt_mutant(catalogue()[name], budget_seconds=30)
+    detection = hunt(catalogue()[name], budget_seconds=30)
     entry = PINNED[name]
     config, trace = detection.counterexample
     assert detection.caught and detection.property == entry["property"]

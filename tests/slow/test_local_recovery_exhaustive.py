@@ -12,7 +12,7 @@ from flipcheck.properties.local_recovery_explore import (
     all_restores, all_writes, check_all, check_restore_case, check_scheduling_cases, check_write_case, explore_store,
 )
 from flipcheck.properties.z3_local_recovery import prove_seed_rule_optimal
-from flipcheck.designs.local_recovery import _exact_scheduling
+from flipcheck.designs.local_recovery import exact_scheduling
 
 pytestmark = pytest.mark.slow
 MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "local_recovery.json").read_text())
@@ -38,7 +38,7 @@ def test_every_restore_layout():
 
 @pytest.mark.parametrize("tasks", [1, 2, 3, 4])
 def test_every_scheduling_bulk(tasks):
-    cases = _exact_scheduling(tasks)
+    cases = exact_scheduling(tasks)
     assert check_all(check_scheduling_cases, "flink", cases) == (MANIFEST["scheduling"]["cases_by_tasks"][str(tasks)], None)
 
 

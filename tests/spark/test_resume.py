@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from flipcheck.sweep.runner import COLUMNS, TIMING_KEYS, plan_sweep, read_cases, run_sweep
+from flipcheck.sweep.runner import COLUMNS, TIMING_KEYS, plan_sweep, run_sweep
+from flipcheck.sweep.summary import read_cases
 
 pytestmark = pytest.mark.spark
 

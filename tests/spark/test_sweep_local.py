@@ -10,7 +10,8 @@ import pytest
 from flipcheck.cli import main
 from flipcheck.generators.enumerate_dags import topology_space
 from flipcheck.designs.suite import get_suite
-from flipcheck.sweep.runner import COLUMNS, TIMING_KEYS, plan_sweep, read_cases, run_sweep
+from flipcheck.sweep.runner import COLUMNS, TIMING_KEYS, plan_sweep, run_sweep
+from flipcheck.sweep.summary import read_cases
 
 pytestmark = pytest.mark.spark
 

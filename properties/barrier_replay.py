@@ -14,7 +14,7 @@ Example
 {'triggered': [1], 'aborted': [], 'pending': None, 'blocked': [], 'open_channels': 1, 'in_flight': {'1': [[1, 0], [1, 1]]}}
 >>> replay(cfg, [parse_event("E@0"), parse_event("D@0")])
 Traceback (most recent call last):
-flipcheck.designs.barrier_replay.ImpossibleEvent: event 2 (D@0): channel 0 already delivered EndOfPartition
+flipcheck.properties.barrier_replay.ImpossibleEvent: event 2 (D@0): channel 0 already delivered EndOfPartition
 """
 
 from __future__ import annotations
