@@ -1,21 +1,21 @@
-"""Specification of approximate task-local recovery (FLIP-135; facts §1).
+"""Specification of approximate task-local recovery (FLIP-135; recovery facts §1).
 
 A task fails; only it and what it feeds restart, the rest of the job keeps running, and the
 data the restarted part had processed since the last completed checkpoint is lost. Four parts,
 each a small pure model; every rule names the seed sentence or facts section it encodes.
 
-1. **Which tasks restart** (:func:`restart_set`), downstream failover as shipped (facts §1
+1. **Which tasks restart** (:func:`restart_set`), downstream failover as shipped (recovery facts §1
    "Which tasks restart"); the seed's milestone-one rule is :func:`milestone_one_restart_set`.
 
-   * F1 the failed tasks restart (facts §1 rule a).
-   * F2 every consumer of a restarted task restarts, transitively (facts §1 rule c; seed
+   * F1 the failed tasks restart (recovery facts §1.3 rule a).
+   * F2 every consumer of a restarted task restarts, transitively (recovery facts §1.3 rule c; seed
      Milestone Two "a failed task leads all tasks rooted from the failed tasks to restart").
    * F3 an upstream task restarts only when its partition is unavailable (a PartitionException
-     marked it failed, facts §1 rule b); then its consumers restart too (F2).
+     marked it failed, recovery facts §1.3 rule b); then its consumers restart too (F2).
 
 2. **The approximate subpartition** (:func:`subpartition_step`): one upstream subpartition and
    the successive execution attempts of its consumer (seed "Reconnects to Upstream", "Partial
-   Records"; facts §1 "PipelinedApproximateSubpartition: state machine").
+   Records"; recovery facts §1.4 "PipelinedApproximateSubpartition: state machine").
 
    * S1 at most one view exists; a newer attempt's view replaces and releases the older one
      (seed requirement 3, Point 2).
@@ -28,11 +28,11 @@ each a small pure model; every rule names the seed sentence or facts section it 
    * S5 a new view starts unblocked with sequence number 0 (seed "Missing Events": "the
      upstream subpartition has to reset isBlockedByCheckpoint"; Point 4 credits reset).
    * S6 a poll delivers the rest of the head buffer from the read position, or the head event;
-     an aligned barrier blocks the subpartition until the consumer resumes (facts §1 pollBuffer).
+     an aligned barrier blocks the subpartition until the consumer resumes (recovery facts §1.4 pollBuffer).
 
    The writer (the environment) serialises whole records into buffers of ``capacity`` bytes:
    a record that does not fit continues in fresh buffers whose ``partial`` says how many leading
-   bytes continue it (facts §1 "Where partialRecordLength is set"; FLINK-19547).
+   bytes continue it (recovery facts §1.4 "Where partialRecordLength is set"; FLINK-19547).
 
 3. **Barriers after the restart** (:func:`barrier_successors`): the restarted task with
    ``channels`` inputs from running upstream tasks, the checkpoint coordinator, and the old
@@ -62,7 +62,7 @@ Example
 >>> g = JobGraph.build([("v1", 1), ("v2", 1), ("v3", 1), ("v4", 1)],
 ...                    [("v1", "v2", ALL_TO_ALL), ("v1", "v3", ALL_TO_ALL),
 ...                     ("v2", "v4", ALL_TO_ALL), ("v3", "v4", ALL_TO_ALL)])
->>> sorted(restart_set(g, {("v2", 0)}))          # facts §1: the diamond test
+>>> sorted(restart_set(g, {("v2", 0)}))          # recovery facts §1.3: the diamond test
 [('v2', 0), ('v4', 0)]
 >>> sorted(restart_set(g, {("v4", 0)}))
 [('v4', 0)]
@@ -346,7 +346,7 @@ class BarrierScenario(NamedTuple):
 
     @property
     def config(self) -> _barriers.Config:
-        # Approximate recovery is rejected together with unaligned checkpoints (facts §1).
+        # Approximate recovery is rejected together with unaligned checkpoints (recovery facts §1).
         return _barriers.Config(self.channels, _barriers.ALIGNED)
 
 

@@ -7,9 +7,9 @@ a tuple of outputs. :func:`step` is the whole specification: a pure function
 
 Seed sections encoded: "Extend the task Barrier Alignment", "Make CheckpointBarrierHandler
 Support EndOfPartition on TM Side", "Do Not Cancel Pending Checkpoint on Finish". Where the seed
-and Flink differ, the rules follow Flink as shipped (facts §2); each rule names its source.
+and Flink differ, the rules follow Flink as shipped (flip147 facts §2); each rule names its source.
 
-Modes (facts §2, handler choice in ``InputProcessorUtil``):
+Modes (flip147 facts §2, handler choice in ``InputProcessorUtil``):
 
 * ``aligned``: exactly-once, ``SingleCheckpointBarrierHandler.aligned``. A barrier blocks its
   channel until every channel delivered the barrier (or ended); then the checkpoint triggers.
@@ -23,7 +23,7 @@ Modes (facts §2, handler choice in ``InputProcessorUtil``):
 
 Events (tuples): ``("B", id, ch)`` barrier, ``("C", id, ch)`` cancellation marker, ``("E", ch)``
 EndOfPartition, ``("D", ch)`` data record, ``("T", id)`` RPC trigger (a task whose upstream
-tasks all finished, facts §2.5), ``("TIMEOUT",)`` the alignment timer fires, ``("A", id, ch)``
+tasks all finished, flip147 facts §2.5), ``("TIMEOUT",)`` the alignment timer fires, ``("A", id, ch)``
 barrier announcement (aligned-with-timeout only: the announcement overtakes the records in front
 of the barrier). Which sequences are *valid* (FIFO channels, nothing after EndOfPartition, ...)
 is the environment's business: :mod:`flipcheck.generators.channel_events`.
@@ -38,7 +38,7 @@ Example
 -------
 >>> cfg = Config(channels=2)
 >>> trace = run(cfg, [barrier(1, 0), data(1), end_of_partition(1)])
->>> [s.outputs for s in trace]        # EndOfPartition aligns channel 1 (facts §2.1)
+>>> [s.outputs for s in trace]        # EndOfPartition aligns channel 1 (flip147 facts §2.1)
 [(('alignment_start', 1), ('blocked', 0)), (), (('triggered', 1, 'aligned'), ('unblocked', 0), ('completed', 1))]
 >>> off = Config(channels=2, after_finished=False)
 >>> run(off, [barrier(1, 0), end_of_partition(1)])[-1].outputs
@@ -70,7 +70,7 @@ UNALIGNED = "unaligned"
 AT_LEAST_ONCE = "at-least-once"
 MODES = (ALIGNED, UNALIGNED, AT_LEAST_ONCE)
 
-# Flink's CheckpointFailureReason names (facts §2.4).
+# Flink's CheckpointFailureReason names (flip147 facts §2.4).
 SUBSUMED = "CHECKPOINT_DECLINED_SUBSUMED"
 ON_CANCELLATION_BARRIER = "CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER"
 INPUT_END_OF_STREAM = "CHECKPOINT_DECLINED_INPUT_END_OF_STREAM"
@@ -84,7 +84,7 @@ BLOCKED, UNBLOCKED = "blocked", "unblocked"
 ALIGNMENT_START, TRIGGERED, IN_FLIGHT, COMPLETED, ABORTED = (
     "alignment_start", "triggered", "in_flight", "completed", "aborted")
 
-# Phases of the exactly-once handler, named after Flink's BarrierHandlerState classes (facts §2.2).
+# Phases of the exactly-once handler, named after Flink's BarrierHandlerState classes (flip147 facts §2.2).
 WAITING = 0               # (Alternating)WaitingForFirstBarrier: no barrier of the pending checkpoint yet
 COLLECTING = 1            # (Alternating)CollectingBarriers: aligned, some barriers received
 UNALIGNED_WAITING = 2     # AlternatingWaitingForFirstBarrierUnaligned
@@ -138,7 +138,7 @@ class Config:
 
 
 class HandlerState(NamedTuple):
-    """SingleCheckpointBarrierHandler (facts §2.1), channel sets as bit masks.
+    """SingleCheckpointBarrierHandler (flip147 facts §2.1), channel sets as bit masks.
 
     ``pending`` is ``currentCheckpointId != lastCancelledOrCompletedCheckpointId``; ``target``
     is the number of channels open when the pending checkpoint started. When nothing is pending,
@@ -164,7 +164,7 @@ class Entry(NamedTuple):
 
 
 class TrackerState(NamedTuple):
-    """CheckpointBarrierTracker (facts §2.3): pending entries oldest first."""
+    """CheckpointBarrierTracker (flip147 facts §2.3): pending entries oldest first."""
 
     open: int
     latest: int
@@ -342,7 +342,7 @@ def final_state(config: Config, events: Sequence[tuple]) -> State:
 
 
 # ----------------------------------------------------------------------------------------------
-# Exactly-once: SingleCheckpointBarrierHandler with its BarrierHandlerState (facts §2.1, §2.2)
+# Exactly-once: SingleCheckpointBarrierHandler with its BarrierHandlerState (flip147 facts §2.1, §2.2)
 
 
 def _handler_step(cfg: Config, s: HandlerState, event: tuple, out: list) -> HandlerState:
@@ -373,7 +373,7 @@ def _unblock_all(blocked: int, out: list) -> int:
 
 
 def _abort(cfg: Config, s: HandlerState, checkpoint_id: int, reason: str, out: list) -> HandlerState:
-    """abortInternal: the state unblocks every channel, then the task is notified (facts §2.1)."""
+    """abortInternal: the state unblocks every channel, then the task is notified (flip147 facts §2.1)."""
     _unblock_all(s.blocked, out)
     out.append((ABORTED, checkpoint_id, reason))
     return s._replace(current=max(checkpoint_id, s.current), pending=False, aligned=0, target=0,
@@ -382,7 +382,7 @@ def _abort(cfg: Config, s: HandlerState, checkpoint_id: int, reason: str, out: l
 
 def _check_new_checkpoint(cfg: Config, s: HandlerState, checkpoint_id: int, out: list) -> HandlerState:
     """checkNewCheckpoint: a newer id subsumes the pending checkpoint (SUBSUMED); the target is
-    the number of channels open now (facts §2.1)."""
+    the number of channels open now (flip147 facts §2.1)."""
     if s.current >= checkpoint_id:
         return s
     if s.pending:
@@ -410,13 +410,13 @@ def _mark_aligned(s: HandlerState, channel: int, out: list) -> tuple[int, bool]:
 
 def _barrier(cfg: Config, s: HandlerState, checkpoint_id: int, channel: int, out: list,
              rpc: bool) -> HandlerState:
-    """processBarrier (facts §2.1) and BarrierHandlerState.barrierReceived (facts §2.2)."""
+    """processBarrier (flip147 facts §2.1) and BarrierHandlerState.barrierReceived (flip147 facts §2.2)."""
     if s.current > checkpoint_id or (s.current == checkpoint_id and not s.pending):
         return s  # obsolete barrier: the channel is resumed at once, nothing observable
     s = _check_new_checkpoint(cfg, s, checkpoint_id, out)
     aligned, everything = _mark_aligned(s, channel, out)
     blocked, phase = s.blocked, s.phase
-    # An RPC-triggered barrier never blocks (facts §2.5: markChannelBlocked = !isRpcTriggered).
+    # An RPC-triggered barrier never blocks (flip147 facts §2.5: markChannelBlocked = !isRpcTriggered).
     if cfg.barriers_block and not rpc:
         blocked |= 1 << channel
         out.append((BLOCKED, channel))
@@ -447,7 +447,7 @@ def _record(s: HandlerState, channel: int, out: list) -> HandlerState:
 
 
 def _end_of_partition(cfg: Config, s: HandlerState, channel: int, out: list) -> HandlerState:
-    """processEndOfPartition: the channel always closes first (facts §2.1)."""
+    """processEndOfPartition: the channel always closes first (flip147 facts §2.1)."""
     s = s._replace(open=s.open & ~(1 << channel))
     if not cfg.after_finished:
         # Before FLIP-147 a finishing input cancelled the pending checkpoint.
@@ -476,7 +476,7 @@ def _cancellation(cfg: Config, s: HandlerState, checkpoint_id: int, out: list) -
 
 
 def _rpc_trigger(cfg: Config, s: HandlerState, checkpoint_id: int, out: list) -> HandlerState:
-    """StreamTask.triggerCheckpointAsync on a task with network inputs (facts §2.5)."""
+    """StreamTask.triggerCheckpointAsync on a task with network inputs (flip147 facts §2.5)."""
     if not s.open:
         # Every input finished: checkpoint like a source; the handler is not involved and all
         # barriers count as received at once (FLINK-23771).
@@ -504,7 +504,7 @@ def _alignment_timeout(s: HandlerState, out: list) -> HandlerState:
 
 
 # ----------------------------------------------------------------------------------------------
-# At-least-once: CheckpointBarrierTracker (facts §2.3)
+# At-least-once: CheckpointBarrierTracker (flip147 facts §2.3)
 
 
 def _trigger(checkpoint_id: int, out: list) -> None:
@@ -524,7 +524,7 @@ def _tracker_step(cfg: Config, s: TrackerState, event: tuple, out: list) -> Trac
         return _tracker_cancellation(s, event[1], event[2], out)
     if kind == RPC:
         if not s.open:
-            _trigger(event[1], out)  # like a source (facts §2.5)
+            _trigger(event[1], out)  # like a source (flip147 facts §2.5)
             return s
         for channel in channels_of(s.open):
             s = _tracker_barrier(s, event[1], channel, out)

@@ -1,4 +1,4 @@
-"""Specification of batch job recovery after a JobManager failover (FLIP-383; seed 004; facts §4).
+"""Specification of batch job recovery after a JobManager failover (FLIP-383; seed 004; recovery facts §4).
 
 A batch job is a small DAG of job vertices with blocking exchanges. Its tasks (execution
 vertices) run on TaskManagers and write result partitions there; source vertices read splits
@@ -16,46 +16,46 @@ timeout, and continues; the job must end with the result of a run without failur
 * B1 ``start t``: a CREATED task whose producers are FINISHED with tracked partitions is
   deployed (blocking exchanges: consumers start after producers finished).
 * B2 ``assign t``: the source coordinator gives its smallest unassigned split to a running
-  source task and records the assignment (facts §3 ``SplitAssignmentTracker``).
+  source task and records the assignment (recovery facts §3.2 ``SplitAssignmentTracker``).
 * B3 ``finish t``: a task finishes (a source once its coordinator has no split left); its output
   partition (a sink: its written result) holds the records it read, routed by split to one
   consumer per downstream vertex. The JM adds its job vertex to the vertices needing a
   coordinator snapshot and, if the job vertex is now finished **or** the min-pause elapsed,
-  snapshots the coordinators of those vertices (facts §4 "Recording" 1-2; seed "min-pause ... to
+  snapshots the coordinators of those vertices (recovery facts §4.4 "Recording" 1-2; seed "min-pause ... to
   control the minimum interval between snapshots"); it writes ``ExecutionVertexFinishedEvent``
-  with the snapshot (or none) into the write buffer (facts §4 step 3).
-* B4 ``elapse``: the min-pause passes (facts §4 ``execution.batch.job-recovery.snapshot.min-pause``).
-* B5 ``flush``: the buffer reaches the file (facts §4 ``FsBatchFlushOutputStream``).
+  with the snapshot (or none) into the write buffer (recovery facts §4.5 step 3).
+* B4 ``elapse``: the min-pause passes (recovery facts §4.2 ``execution.batch.job-recovery.snapshot.min-pause``).
+* B5 ``flush``: the buffer reaches the file (recovery facts §4.3 ``FsBatchFlushOutputStream``).
 * B6 ``crash``: the JM dies: the buffer, running tasks, coordinators and the partition
   tracker are gone; the log and the TaskManagers' partitions and the sinks' output stay (seed
   "Proposed Changes" 2). At most ``config.crashes``.
 * B7 ``lose t``: while no JM runs, a partition is lost (its TaskManager died or reconnects after
   the timeout: seed "those that time out will be rejected"). At most ``config.losses``.
-* B8 ``restart``: a new JM. An empty log means a fresh start (facts §4 ``needRecover``). Else
+* B8 ``restart``: a new JM. An empty log means a fresh start (recovery facts §4.5 ``needRecover``). Else
   RECONCILING: replay — ``ExecutionVertexFinishedEvent`` puts the task into an insertion-ordered
   map (a Java ``LinkedHashMap``: a put of a present key keeps its place), ``ExecutionVertexResetEvent``
   removes it; the **trailing** entries without coordinator snapshot are dropped, the rest are
-  FINISHED (facts §4 step 3 b-c; invariant "A vertex is restored as FINISHED unless ..."). Each
-  coordinator gets its latest snapshot among those entries (fresh if none: facts §4 step 3d);
+  FINISHED (recovery facts §4.5 step 3 b-c; invariant "A vertex is restored as FINISHED unless ..."). Each
+  coordinator gets its latest snapshot among those entries (fresh if none: recovery facts §4.5 step 3d);
   every unfinished task of a vertex with a coordinator is reset with its downstream consumers
   (``considerResultConsumable=false``) and ``subtaskReset`` gives its splits back (seed "it also
   needs to call subtaskReset for the non-finished tasks").
-* B9 ``report t``: a TaskManager reports a retained partition within the timeout (facts §4
+* B9 ``report t``: a TaskManager reports a retained partition within the timeout (recovery facts §4
   step 4 ``getPartitionWithMetrics``).
 * B10 ``reconcile``: the wait ends (enough partitions, or the timeout: any time). Partitions of
   unfinished producers are released; of the others, those needed by an unfinished consumer are
   reserved (tracked); needed but not reported ones are *missing* and their producers are reset
   with ``considerResultConsumable=true`` (producers of unavailable inputs, transitively, and
-  consumers downstream); partitions reported late are released (facts §4 step 4-5). After it
-  every task is CREATED or FINISHED (facts §4 step 6) and the JM runs.
-* B11 ``fail_recovery``: partition recovery throws (facts §4 step 7, at most
+  consumers downstream); partitions reported late are released (recovery facts §4.5 step 4-5). After it
+  every task is CREATED or FINISHED (recovery facts §4.5 step 6) and the JM runs.
+* B11 ``fail_recovery``: partition recovery throws (recovery facts §4.5 step 7, at most
   ``config.recovery_failures``): the event log is cleared, a global failure cancels every
   unfinished task and releases the finished ones' partitions, and the job restarts from scratch
   after the restart delay (B12). One global failover per failed recovery.
 * B12 ``global_restart``: the delayed restart: every task CREATED, coordinators recreated, a
-  reset event for every task written (facts §4 "Vertex reset ... writes ExecutionVertexResetEvent").
+  reset event for every task written (recovery facts §4.4 "Vertex reset ... writes ExecutionVertexResetEvent").
 
-No event is written while RECONCILING (facts §4 invariant ``checkState(!isRecovering())``).
+No event is written while RECONCILING (recovery facts §4.6 invariant ``checkState(!isRecovering())``).
 
 Example
 -------
@@ -212,7 +212,7 @@ def replay_order(log: Iterable[tuple]) -> list[tuple]:
 
 
 def recoverable(log: Iterable[tuple]) -> list[tuple]:
-    """The entries kept: up to the last one that carries a coordinator snapshot (facts §4 3b)."""
+    """The entries kept: up to the last one that carries a coordinator snapshot (recovery facts §4.5 3b)."""
     order = replay_order(log)
     last = max((k for k, (_, e) in enumerate(order) if e[2] is not None), default=-1)
     return order[:last + 1]
@@ -221,7 +221,7 @@ def recoverable(log: Iterable[tuple]) -> list[tuple]:
 def restart_closure(config: Config, start: Iterable[int], available, consider_consumable: bool) -> set:
     """``RestartPipelinedRegionFailoverStrategy`` on blocking exchanges (one task per region):
     the tasks, their consumers transitively and, when ``consider_consumable``, the producers of
-    unavailable inputs transitively (facts §4 step 5)."""
+    unavailable inputs transitively (recovery facts §4.5 step 5)."""
     topo = topology(config)
     todo, found = list(start), set()
     while todo:
@@ -289,7 +289,7 @@ def _restart(config: Config, state: State) -> State:
 
 
 def partition_decisions(config: Config, status: tuple) -> dict:
-    """``recoverPartitions``: RELEASE / RESERVE / OPTIONAL per producing task (facts §4 step 4)."""
+    """``recoverPartitions``: RELEASE / RESERVE / OPTIONAL per producing task (recovery facts §4.5 step 4)."""
     topo = topology(config)
     decisions = {}
     for t in range(len(topo.tasks)):

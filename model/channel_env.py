@@ -10,14 +10,14 @@ can happen next, so that generators, exhaustive exploration and the replay CLI o
   barrier; Flink's AlignedCheckpointsTest#testIgnoreCancelBarrierIfCheckpointSubsumed).
 * V2 nothing after EndOfPartition on that channel.
 * V3 a blocked channel delivers nothing (the network stops it after an aligned barrier,
-  facts §2.2); blocking is the handler's output, so the caller passes the handler's
+  flip147 facts §2.2); blocking is the handler's output, so the caller passes the handler's
   ``blocked`` set.
 * V4 an announcement of barrier ``id`` on a channel (aligned-with-timeout only) promises that
   barrier: the channel delivers records and then barrier ``id``, nothing else in between.
 * V5 an RPC trigger reaches a task only when checkpoints after tasks finished are enabled
-  (facts §1.3 step 1) and all its upstream tasks are FINISHED, so its id is newer than every
+  (flip147 facts §1.3 step 1) and all its upstream tasks are FINISHED, so its id is newer than every
   id seen, and afterwards the still open channels deliver only their EndOfPartition (an
-  upstream finishes only after its records were consumed, facts §2.5).
+  upstream finishes only after its records were consumed, flip147 facts §2.5).
 * V6 ``TIMEOUT`` (the alignment timer) exists only with an alignment timeout; announcements too.
 
 Example

@@ -1,4 +1,4 @@
-"""The execution graph: tasks and which upstream tasks each one reads (facts §1.5, §1.7).
+"""The execution graph: tasks and which upstream tasks each one reads (flip147 facts §1.5, §1.7).
 
 A job edge ``A -> B`` becomes task-level connections:
 

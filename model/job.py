@@ -11,24 +11,24 @@ specification :func:`flipcheck.model.barriers.step`.
 The rules, each with the seed sentence or Flink fact it encodes:
 
 Sources and tasks
-* J1 a source emits its ``records`` one by one, then EndOfData on every output (facts §3.1
+* J1 a source emits its ``records`` one by one, then EndOfData on every output (flip147 facts §3.1
   ``endData``: ``notifyEndOfData`` broadcasts EndOfData once and reports end of data to the JM).
 * J2 a record goes to one subtask per job edge (``record % consumers``: a keyBy/rebalance stand-in);
   operators forward every record; a two-phase-commit sink adds it to its open transaction (it
   begins one when it starts: ``TwoPhaseCommitSinkFunction.initializeState``).
 * J3 a task polls the head of any input channel that is not blocked by its barrier handler
-  (facts §2.2: a blocked channel delivers nothing) and feeds barriers, cancellation markers,
-  EndOfPartition and records to the barrier handler (facts §2, event routing). The input gate's
+  (flip147 facts §2.2: a blocked channel delivers nothing) and feeds barriers, cancellation markers,
+  EndOfPartition and records to the barrier handler (flip147 facts §2, event routing). The input gate's
   queue of available channels holds exactly the channels with a message: one released by its
   EndOfPartition is dequeued and never enqueued again (FLINK-22368: polling a released channel
   throws ``CancelTaskException``; the task is cancelled without sending EndOfPartition, phase
   CANCELED, and takes no further step).
-* J4 EndOfData is acknowledged to the upstream the moment it is polled (facts §2:
+* J4 EndOfData is acknowledged to the upstream the moment it is polled (flip147 facts §2:
   ``acknowledgeAllRecordsProcessed``); when every input delivered it, the task ends its data
   like a source (J1).
 * J5 a checkpoint triggered on a task snapshots its state (sources: the offset; two-phase-commit
   sinks pre-commit the open transaction, empty or not, and begin a new one only while their
-  input has not ended: after ``finish()`` no transaction is opened; facts §5 FLINK-23473) and
+  input has not ended: after ``finish()`` no transaction is opened; flip147 facts §5 FLINK-23473) and
   sends the barrier on every output; the acknowledgement leaves once every barrier arrived
   (unaligned: with the in-flight records captured meanwhile) and reaches the coordinator
   asynchronously.
@@ -42,21 +42,21 @@ Sources and tasks
   false)``), so it is overtaken too, but events are not channel state. Aligned and at-least-once
   barriers stay FIFO.
 * J6 the first checkpoint performed after end of data is the task's final checkpoint
-  (facts §3.1 ``finalCheckpointMinId``); the handler aborting a checkpoint declines it to the
-  coordinator and sends a cancellation marker downstream (facts §2.1 ``abortInternal``).
+  (flip147 facts §3.1 ``finalCheckpointMinId``); the handler aborting a checkpoint declines it to the
+  coordinator and sends a cancellation marker downstream (flip147 facts §2.1 ``abortInternal``).
 * J7 a task finishes only when (FLIP-147 on) every downstream acknowledged its EndOfData (seed:
   "the upstream tasks only exit after all the response events are received"), a checkpoint at
-  least as new as its final one completed (facts §3.1 ``afterInvoke``), and no checkpoint of it
-  is pending (seed "Do Not Cancel Pending Checkpoint on Finish"; facts §3.1
+  least as new as its final one completed (flip147 facts §3.1 ``afterInvoke``), and no checkpoint of it
+  is pending (seed "Do Not Cancel Pending Checkpoint on Finish"; flip147 facts §3.1
   ``waitForPendingCheckpoints``); tasks with inputs also need EndOfPartition on every input.
   Finishing sends EndOfPartition downstream and a FINISHED report to the coordinator; a sink
   aborts its open transaction (``close()``), and pre-committed transactions it still holds stay
   pending in the external system: a finished task is never notified again. With FLIP-147 off the
   task finishes at once and cancels (declines) its pending checkpoints.
 * J8 a completion notification commits a sink's pre-committed transactions up to that id
-  (facts §3.1 ``notifyCheckpointComplete``; two-phase commit).
+  (flip147 facts §3.1 ``notifyCheckpointComplete``; two-phase commit).
 * J9 (``stop_with_savepoint`` jobs) a task performing the synchronous savepoint of a
-  stop-with-savepoint without drain declines it if it already reached end of data (facts §3.1,
+  stop-with-savepoint without drain declines it if it already reached end of data (flip147 facts §3.1,
   FLINK-24161's fix); otherwise it takes the snapshot and then processes no input (sources emit
   nothing) until notified of the savepoint's completion (``runSynchronousSavepointMailboxLoop``).
   That notification commits like J8 but does not complete the final checkpoint: it stops the
@@ -68,7 +68,7 @@ Sources and tasks
 
 Sink V2 (a vertex flag ``"sink_v2": true``: a ``SinkWriterOperator`` with its committer chained,
 one task; its writer buffer is the open transaction, its committer's ``CommittableCollector`` the
-pre-committed list; facts §5 FLINK-24131 / FLINK-25920 / FLINK-37605)
+pre-committed list; flip147 facts §5 FLINK-24131 / FLINK-25920 / FLINK-37605)
 * S1 ``endInput`` flushes the writer at once (``flush(true)``, ``prepareCommit``) into one
   committable with its summary, tagged with the checkpoint id after the newest one the writer
   snapshotted or was restored from (FLINK-37605: ``lastKnownCheckpointId + 1``; before it the
@@ -85,37 +85,37 @@ pre-committed list; facts §5 FLINK-24131 / FLINK-25920 / FLINK-37605)
 Coordinator
 * C1 FINISHED reports travel separately and arrive late and out of order (seed:
   "the order of the reports of FINISHED status arrived at JobMaster is not guaranteed"). The
-  end-of-data report (facts §3.1 ``notifyEndOfData``, an RPC) is modelled as arriving at once: it
+  end-of-data report (flip147 facts §3.1 ``notifyEndOfData``, an RPC) is modelled as arriving at once: it
   sets the task's bit in the coordinator's end-of-data view (``VertexEndOfDataListener``) and only
   enables triggers, which the coordinator may postpone anyway; its delay would multiply the
   states (measured: x2.2 on pair, 1 record; x11 on union) without a promise that depends on it.
 * C2 one checkpoint at a time (Flink's default ``max-concurrent-checkpoints`` 1); the plan comes
   from the coordinator's *view* (FINISHED reports received so far) via the plan spec; a declined
-  plan starts nothing (facts §1.3: pre-flight failures take no id).
+  plan starts nothing (flip147 facts §1.3: pre-flight failures take no id).
 * C3 while some source still has data at most ``checkpoints`` checkpoints start (the model's
   bound on the periodic timer); afterwards the coordinator triggers again whenever it learned
   something since its last trigger (a report arrived), so the bound never starves the finishing
   protocol.
 * C4 trigger RPCs travel asynchronously; one reaching a FINISHED task is declined
   (``CHECKPOINT_DECLINED_TASK_NOT_READY``; seed: "the tasks might finish between the computation
-  and the tasks get triggered"; facts §3.2, FLINK-23741).
+  and the tasks get triggered"; flip147 facts §3.2, FLINK-23741).
 * C5 a checkpoint completes when every task waited for acknowledged it; finalizing aborts it with
   ``CHECKPOINT_DECLINED_TASK_CLOSING`` when a vertex with union list state is partly finished, or
-  only some of its subtasks called ``finish()`` (facts §3.2, FLINK-21080); otherwise the
+  only some of its subtasks called ``finish()`` (flip147 facts §3.2, FLINK-21080); otherwise the
   coordinator notifies the tasks to commit to, asynchronously. A decline aborts the checkpoint.
 * C6 when its end-of-data view holds every task, the coordinator triggers a checkpoint at once,
-  whatever the periodic bound (facts §3.1: when all tasks reached end of data → immediately
+  whatever the periodic bound (flip147 facts §3.1: when all tasks reached end of data → immediately
   ``triggerCheckpoint``, FLINK-28386). With no data left C3 already enables that trigger (the
   report completing the view is an end of data whose final checkpoint is missing); C6 adds it
   past the bound. A failover clears the view (F1; FLINK-32945's fix: ``restoreVertices`` clears
   the bits of the restarted tasks).
 * C7 (``stop_with_savepoint`` jobs) once, with no checkpoint pending, the coordinator may start a
-  stop-with-savepoint without drain (facts §3.1): it stops its periodic triggers and starts a
+  stop-with-savepoint without drain (flip147 facts §3.1): it stops its periodic triggers and starts a
   synchronous savepoint like a checkpoint (C2). Its options travel with its RPCs and barriers;
   the model reads them from the coordinator's ``stop_id``, which never changes once set. Aborted,
   triggering resumes (the job keeps running); completed, nothing is triggered any more.
 
-Failover (seed "Failover and Recovery"; facts §3.2)
+Failover (seed "Failover and Recovery"; flip147 facts §3.2)
 * F1 a task failure restarts every task from the latest completed checkpoint: channels empty
   but for restored in-flight records — per channel the downstream's captured input records, then
   the upstream's captured output records (J5u). The downstream captured records it polled before
@@ -190,7 +190,7 @@ MAX_TASKS = 1_024
 MAX_CHANNELS = 16_384
 MAX_RECORDS = 10_000  # records of all sources together
 
-# Abort / decline reasons added at job level (facts §2.4, §3.2).
+# Abort / decline reasons added at job level (flip147 facts §2.4, §3.2).
 TASK_NOT_READY = "CHECKPOINT_DECLINED_TASK_NOT_READY"
 TASK_CLOSING = "CHECKPOINT_DECLINED_TASK_CLOSING"
 FAILOVER = "CHECKPOINT_ABORTED_BY_FAILOVER"
@@ -213,7 +213,7 @@ class Protocol:
     checkpoints_after_tasks_finished = True
     #: J7: wait until every downstream acknowledged EndOfData before finishing.
     wait_for_end_of_data_acks = True
-    #: J7: wait for the final checkpoint (facts §3.1).
+    #: J7: wait for the final checkpoint (flip147 facts §3.1).
     wait_for_final_checkpoint = True
     #: J7: wait for pending checkpoints instead of cancelling them.
     wait_for_pending_checkpoints = True
@@ -276,7 +276,7 @@ class ChannelInfo(NamedTuple):
 class Snapshot(NamedTuple):
     """What a task's acknowledgement carries."""
 
-    finished_operators: bool   # end of data was reached before the snapshot (facts §3.2 isTaskFinished)
+    finished_operators: bool   # end of data was reached before the snapshot (flip147 facts §3.2 isTaskFinished)
     offset: int                # sources: records emitted
     sent: tuple                # per output channel: records sent before the snapshot (unaligned: overtaken ones too)
     received: tuple            # per input channel: records consumed before the snapshot
@@ -610,7 +610,7 @@ class _Next:
         job, ts, info = self.job, self.tasks[t], self.job.tasks[t]
         final_min = ts.final_min
         if not final_min and ts.phase == END_OF_DATA and job.after_finished:
-            final_min = k  # facts §3.1: the first checkpoint performed after end of data
+            final_min = k  # flip147 facts §3.1: the first checkpoint performed after end of data
         if info.sink_v2:  # S2: prepareSnapshotPreBarrier, the flush skipped once endInput flushed
             if ts.phase != END_OF_DATA or not job.protocol.no_pre_barrier_commit_after_end_of_input:
                 self.emit_committable(t, k, ts.txn or ())
@@ -751,7 +751,7 @@ class _Next:
     def acknowledge(self, t: int, k: int, snapshot: Snapshot) -> None:
         pending = self.coord.pending
         if pending is None or pending.id != k or not pending.wait >> t & 1 or pending.acked >> t & 1:
-            return  # a late acknowledgement of an aborted checkpoint (facts §3.2: DISCARDED / UNKNOWN)
+            return  # a late acknowledgement of an aborted checkpoint (flip147 facts §3.2: DISCARDED / UNKNOWN)
         snapshots = list(pending.snapshots)
         snapshots[t] = snapshot
         pending = pending._replace(acked=pending.acked | 1 << t, snapshots=tuple(snapshots))
@@ -779,7 +779,7 @@ class _Next:
 
 
 def _union_list_state_problem(job: Job, pending: Pending) -> str | None:
-    """facts §3.2 checkNoPartlyFinishedVertexUsedUnionListState and
+    """flip147 facts §3.2 checkNoPartlyFinishedVertexUsedUnionListState and
     checkNoPartlyOperatorsFinishedVertexUsedUnionListState (FLINK-21080)."""
     for vertex in job.graph.topological_order:
         tasks = job.vertex_tasks(vertex)
@@ -885,14 +885,14 @@ def _receive(job: Job, s: JobState, t: int, local: int) -> _Next:
 
 
 def _deliver_rpc(job: Job, s: JobState, t: int) -> _Next:
-    """C4 and facts §2.5: a trigger RPC reaches task ``t``."""
+    """C4 and flip147 facts §2.5: a trigger RPC reaches task ``t``."""
     n = _Next(job, s)
     k = s.rpcs[t][0]
     rpcs = list(n.rpcs)
     rpcs[t] = rpcs[t][1:]
     n.rpcs = tuple(rpcs)
     if s.tasks[t].phase == CANCELED:
-        n.decline(t, k, TASK_NOT_READY)  # "checkpoint request for unknown task" (facts §3.2)
+        n.decline(t, k, TASK_NOT_READY)  # "checkpoint request for unknown task" (flip147 facts §3.2)
     elif s.tasks[t].phase == FINISHED:
         if job.protocol.decline_trigger_of_finished_task:
             n.notes.append(("trigger-declined", t, k))

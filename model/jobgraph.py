@@ -71,7 +71,7 @@ EXECUTION_STATES = (
 )
 RUNNING = "RUNNING"
 FINISHED = "FINISHED"
-# ExecutionState.isTerminal(): the states Execution.isFinished() reports (facts §1.5).
+# ExecutionState.isTerminal(): the states Execution.isFinished() reports (flip147 facts §1.5).
 TERMINAL_STATES = frozenset({"FINISHED", "CANCELED", "FAILED"})
 
 # Flink's upper bound on parallelism (KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM).

@@ -1,4 +1,4 @@
-"""Specification of task-local state recovery (seed "Task-Local Recovery"; facts §2).
+"""Specification of task-local state recovery (seed "Task-Local Recovery"; recovery facts §2).
 
 Every checkpoint writes a primary copy of each task's state to the distributed store and,
 secondarily, a copy local to the task; recovery prefers the local copy and falls back to the
@@ -10,12 +10,12 @@ primary. Four parts, each small and pure; every rule names the seed sentence or 
      primary copy could not be created, even if the secondary copy was successfully created";
      "a failure to produce the secondary, local copy will not fail the checkpoint").
    * W2 the acknowledgement carries the primary handles only ("Only the primary copy is
-     acknowledged and managed by the job manager"; facts §2 write path 6).
+     acknowledged and managed by the job manager"; recovery facts §2.3 write path 6).
    * W3 the local copy holds the handles whose secondary write succeeded, and exists only with
      the primary ("Primary state must always be complete and is a superset of the task-local
      state"; facts: "Cannot report local state snapshot without corresponding remote state!").
 
-2. **The local store** (:func:`store_step`, ``TaskLocalStateStoreImpl``, facts §2 Retention):
+2. **The local store** (:func:`store_step`, ``TaskLocalStateStoreImpl``, recovery facts §2.4 Retention):
 
    * L1 ``confirm(n)`` discards the local copies older than ``n`` and keeps ``n`` and newer.
    * L2 ``abort(n)`` discards ``n`` (and its directory, even if ``n`` was never stored: FLINK-28515).
@@ -23,7 +23,7 @@ primary. Four parts, each small and pure; every rule names the seed sentence or 
    * L4 ``dispose`` discards everything; later stores are discarded at once.
    * L5 the directory of a checkpoint exists from its start until its copy is discarded.
 
-3. **Restoring** (:func:`prioritized_alternatives`, :func:`restore`, facts §2 Restore path):
+3. **Restoring** (:func:`prioritized_alternatives`, :func:`restore`, recovery facts §2.5 Restore path):
 
    * P1 the first alternative mixes: each primary handle whose key-group range a local handle of
      the same checkpoint equals exactly is replaced by that local handle (the first one); the
@@ -34,7 +34,7 @@ primary. Four parts, each small and pure; every rule names the seed sentence or 
      fails only when all fail ("Recovery only fails, if primary and the (optional) secondary copy
      failed").
 
-4. **Allocation-preserving scheduling** (:func:`check_assignment`, facts §2 Allocation-preserving
+4. **Allocation-preserving scheduling** (:func:`check_assignment`, recovery facts §2.6 Allocation-preserving
    scheduling):
 
    * A1 a task whose previous slot is free gets it ("Each task remembers its previous allocation

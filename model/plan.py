@@ -1,5 +1,5 @@
 """Specification of the checkpoint plan with finished tasks (FLIP-147, "Triggering Checkpoints
-After Tasks Finished"; facts §1).
+After Tasks Finished"; flip147 facts §1).
 
 Given the coordinator's view of the task states, a checkpoint either is declined with a reason,
 or gets a plan: which tasks to trigger (the new "roots"), which tasks to wait for, which to
@@ -7,19 +7,19 @@ commit to, which tasks are finished and which vertices are fully finished.
 
 The rules, each from the seed or from how Flink shipped it:
 
-* R1 finished: a task is finished iff its state is FINISHED (facts §1.5; CANCELED and FAILED are
+* R1 finished: a task is finished iff its state is FINISHED (flip147 facts §1.5; CANCELED and FAILED are
   not finished since FLINK-40482).
 * R2 feature off: a FINISHED task while ``checkpoints_after_tasks_finished`` is false declines
-  with NOT_ALL_REQUIRED_TASKS_RUNNING (facts §1.3 step 1).
+  with NOT_ALL_REQUIRED_TASKS_RUNNING (flip147 facts §1.3 step 1).
 * R3 not started: any non-finished task that is not exactly RUNNING declines with
-  NOT_ALL_REQUIRED_TASKS_RUNNING (facts §1.3 step 4, FLINK-22003, FLINK-22379).
-* R4 nothing to wait for: every task FINISHED declines with NO_TASKS_TO_WAIT_FOR (facts §1.6: a
+  NOT_ALL_REQUIRED_TASKS_RUNNING (flip147 facts §1.3 step 4, FLINK-22003, FLINK-22379).
+* R4 nothing to wait for: every task FINISHED declines with NO_TASKS_TO_WAIT_FOR (flip147 facts §1.6: a
   PendingCheckpoint needs at least one task to wait for).
 * R5 trigger roots: trigger the running tasks none of whose predecessors is running (seed: "we
   iterate all the tasks to find the tasks who are still running but have no running precedent
   tasks").
 * R6 wait and commit: wait for and commit to every non-finished task; finished tasks are never
-  waited for (facts §3.2).
+  waited for (flip147 facts §3.2).
 * R7 format: a vertex all of whose tasks are finished is fully finished (seed "Checkpoint Format
   with Finished Tasks", item 1).
 

@@ -1,4 +1,4 @@
-"""Which upstream subtasks a downstream subtask reads over a POINTWISE edge (facts §1.7).
+"""Which upstream subtasks a downstream subtask reads over a POINTWISE edge (flip147 facts §1.7).
 
 Flink connects ``U`` upstream partitions to ``D`` downstream subtasks with integer arithmetic
 (``VertexInputInfoComputationUtils.computeVertexInputInfoForPointwise``, same formulas since

@@ -1,4 +1,4 @@
-"""Specification of FLIP-27 split assignment aligned with checkpoints (seed 003; facts §3).
+"""Specification of FLIP-27 split assignment aligned with checkpoints (seed 003; recovery facts §3).
 
 A split enumerator hands out splits to ``readers`` parallel source readers; checkpoints,
 completions, reader failures and global failovers interleave with the assignments in every
@@ -27,51 +27,51 @@ Three designs (``Config.design``):
 
 Rules (each names its source):
 
-* A1 ``register``: a reader attempt registers with the enumerator (facts §3
-  ``handleReaderRegistrationEvent``); only registered readers get splits (facts §3
+* A1 ``register``: a reader attempt registers with the enumerator (recovery facts §3
+  ``handleReaderRegistrationEvent``); only registered readers get splits (recovery facts §3
   ``assignSplits``: ``IllegalArgumentException`` otherwise).
 * A2 ``assign``: the enumerator sends its smallest unassigned split to a registered reader (the
   seed's lazy, pull-based assignment; which split is immaterial here). The assignment's *epoch*
   is the id of the next checkpoint to be triggered: "the first checkpoint id whose coordinator
-  snapshot happens after it" (facts §3 invariants). Coordinator design: while a checkpoint's
+  snapshot happens after it" (recovery facts §3.6 invariants). Coordinator design: while a checkpoint's
   coordinator snapshot is taken and the reader has not processed that checkpoint's barrier, the
-  event is held at the subtask gateway (facts §3 ``SubtaskGatewayImpl``, FLINK-28606).
+  event is held at the subtask gateway (recovery facts §3.5 ``SubtaskGatewayImpl``, FLINK-28606).
 * A3 ``deliver``: the head of the reader's channel arrives. A split joins the reader's state; a
   barrier makes the reader snapshot its state and acknowledge: the gateway reopens and releases
-  what it held (facts §3 reopen trigger (a), ``AcknowledgeCheckpointEvent``); the last
+  what it held (recovery facts §3.5 reopen trigger (a), ``AcknowledgeCheckpointEvent``); the last
   acknowledgement completes the checkpoint. Persistent channels are pruned up to the barrier of
   a completed checkpoint (seed: "The data is pruned when checkpoint X+1 is completed").
 * A4 ``finish``: a reader finishes its smallest split (it stays in the reader's state as done).
 * A5 ``trigger``: the ``CheckpointCoordinator`` starts the next checkpoint (one at a time,
   ids ``1..checkpoints``) when every reader runs. Coordinator design: the coordinator snapshot
-  comes first and the gateways close (facts §3 "Ordering", FLINK-18641); the events not yet
+  comes first and the gateways close (recovery facts §3.5 "Ordering", FLINK-18641); the events not yet
   confirmed are remembered. Task designs: the enumerator task snapshots and emits its barrier
   into every channel at once (seed: "the only one that receives the 'trigger checkpoint' RPC").
 * A6 ``trigger_tasks`` (coordinator design): once every event sent before the coordinator
-  snapshot is confirmed, the barriers are injected at the readers (facts §3
+  snapshot is confirmed, the barriers are injected at the readers (recovery facts §3
   ``completeCheckpointOnceEventsAreDone``, FLINK-21996).
 * A7 ``notify``: ``notifyCheckpointComplete`` of the latest completed checkpoint reaches the
   coordinator (no effect on ownership; Flink's tracker forgets old epochs here).
-* A8 ``expire``: the pending checkpoint is aborted; the gateways reopen (facts §3 reopen (b)).
+* A8 ``expire``: the pending checkpoint is aborted; the gateways reopen (recovery facts §3.5 reopen (b)).
 * A9 ``lose`` (coordinator design): the RPC carrying the head event of a reader's channel is
   lost while the reader keeps running (FLINK-21996); nobody knows yet.
 * A10 ``detect``: the lost event's send future fails: a pending checkpoint that waits for it
   fails ("some OperatorEvents before this checkpoint barrier were not received by the target
-  tasks", facts §3) and the reader's attempt is failed over (``triggerTaskFailover``).
+  tasks", recovery facts §3) and the reader's attempt is failed over (``triggerTaskFailover``).
 * A11 ``fail``: a reader attempt fails; its state and (coordinator, reconnect) its channel are
   gone, and so the send futures of the events on it fail: a pending checkpoint that waits for
-  one of them fails (facts §3, FLINK-21996). Persistent channels survive (seed mechanism 1).
+  one of them fails (recovery facts §3, FLINK-21996). Persistent channels survive (seed mechanism 1).
 * A12 ``reset``: regional failover of that reader: pending checkpoints abort
   (``abortPendingCheckpoints``), the reader restores the latest completed checkpoint (or
   nothing, ``NO_CHECKPOINT = -1``, FLINK-20396); coordinator and reconnect designs return to the
-  enumerator exactly the splits the failed attempt got in epochs after that checkpoint (facts
-  §3 ``subtaskReset`` / ``getAndRemoveUncheckpointedAssignment``: key > restoredId, FLINK-20413);
+  enumerator exactly the splits the failed attempt got in epochs after that checkpoint (recovery facts
+  §3.3 ``subtaskReset`` / ``getAndRemoveUncheckpointedAssignment``: key > restoredId, FLINK-20413);
   the persistent channel instead replays everything after that checkpoint's barrier to the new
   attempt (seed: "will get the previously assigned splits").
 * A13 ``global``: global failover (e.g. the enumerator itself failed: "the enumerator is a point
   of failure that requires a restart of the entire dataflow", seed, Open Questions): the
   coordinator is recreated and restores the latest completed checkpoint's enumerator state, every
-  reader restores the same checkpoint (facts §3 ``resetToCheckpoint``,
+  reader restores the same checkpoint (recovery facts §3 ``resetToCheckpoint``,
   ``RecreateOnResetOperatorCoordinator``).
 
 ``lose``, ``fail`` and ``global`` each use one of ``config.failures``.

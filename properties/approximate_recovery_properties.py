@@ -1,4 +1,4 @@
-"""Properties of approximate task-local recovery (FLIP-135; facts §1).
+"""Properties of approximate task-local recovery (FLIP-135; recovery facts §1).
 
 Four groups, one per part of :mod:`flipcheck.model.approximate_recovery`; each property is a
 plain function returning a list of :class:`~.violation.Violation`:
@@ -212,7 +212,7 @@ def view_release_keeps_partition(before: History, event: tuple, outputs: tuple, 
 
 def first_data_at_record_boundary(before: History, event: tuple, outputs: tuple, after: History) -> str | None:
     """A view's first data starts at a record boundary, its later data where the previous ended:
-    a consumer never sees the middle of a record (seed Partial Records; facts §1 Invariants)."""
+    a consumer never sees the middle of a record (seed Partial Records; recovery facts §1.6 Invariants)."""
     for out in outputs:
         if out[0] != "data":
             continue
@@ -459,10 +459,10 @@ _SEED = "seed FLIP-135"
 APPROXIMATE_RECOVERY_PROPERTIES = (
     Property("restart_includes_failed_and_consumers", restart_includes_failed_and_consumers,
              "The failed tasks and all their transitive consumers restart.",
-             f"{_SEED} Milestone Two: 'a failed task leads all tasks rooted from the failed tasks to restart'; facts §1 rule (c)"),
+             f"{_SEED} Milestone Two: 'a failed task leads all tasks rooted from the failed tasks to restart'; recovery facts §1.3 rule (c)"),
     Property("never_restarts_upstream", never_restarts_upstream,
              "No upstream or unrelated task restarts unless its partition is unavailable.",
-             "facts §1 'Upstream tasks never restart unless a PartitionException marks an input unavailable'"),
+             "recovery facts §1.3 'Upstream tasks never restart unless a PartitionException marks an input unavailable'"),
     Property("sink_failure_restarts_only_sink", sink_failure_restarts_only_sink,
              "A failed sink restarts alone.",
              f"{_SEED} Milestone One 1: 'The sink task is restarted ... The rest of the tasks keep running.'"),

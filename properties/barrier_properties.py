@@ -1,4 +1,4 @@
-"""Properties of task-side barrier alignment with finished channels (FLIP-147; facts §2).
+"""Properties of task-side barrier alignment with finished channels (FLIP-147; flip147 facts §2).
 
 Every property is a plain function ``(config, trace) -> list[Violation]`` over a trace of
 :class:`~flipcheck.model.barriers.Step` s (event, outputs, view afterwards), produced by the
@@ -350,7 +350,7 @@ _BY_NAME = {mon.name: mon for mon in MONITORS}
 
 
 def triggered_ids_increase(config: Config, trace: Sequence[Step]) -> list[Violation]:
-    """Checkpoints are triggered in strictly increasing id order (facts §5 note I7)."""
+    """Checkpoints are triggered in strictly increasing id order (flip147 facts §5 note I7)."""
     return _BY_NAME["triggered_ids_increase"].check(config, trace)
 
 
@@ -425,45 +425,45 @@ _SEED_ALIGNMENT = ('Seed "Make CheckpointBarrierHandler Support EndOfPartition o
 BARRIER_PROPERTIES: tuple[Property, ...] = (
     Property("triggered_ids_increase", triggered_ids_increase,
              "checkpoints are triggered in strictly increasing id order, each at most once",
-             "facts §5 notes, invariant I7: the aligned handler never triggers the same id twice and "
+             "flip147 facts §5 notes, invariant I7: the aligned handler never triggers the same id twice and "
              "triggers ids in increasing order"),
     Property("trigger_abort_exclusive", trigger_abort_exclusive,
              "no checkpoint is aborted after it completed, triggered or completed after it was aborted",
-             "facts §2.1: abortInternal and completion both set lastCancelledOrCompletedCheckpointId"),
+             "flip147 facts §2.1: abortInternal and completion both set lastCancelledOrCompletedCheckpointId"),
     Property("aligned_holds_records_after_barrier", aligned_holds_records_after_barrier,
              "exactly-once: a record behind a barrier waits until the checkpoint is taken",
-             "facts §2.2: WaitingForFirstBarrier/CollectingBarriers block the channel of each barrier "
+             "flip147 facts §2.2: WaitingForFirstBarrier/CollectingBarriers block the channel of each barrier "
              "until all arrived"),
     Property("completed_checkpoint_leaves_no_channel_blocked", completed_checkpoint_leaves_no_channel_blocked,
              "completion and abort unblock every channel; nothing pending, nothing blocked",
-             "facts §2.2: trigger -> unblock all; abort -> unblock all"),
+             "flip147 facts §2.2: trigger -> unblock all; abort -> unblock all"),
     Property("blocked_channels_are_open", blocked_channels_are_open,
              "a channel that ended is never blocked",
-             "facts §2.2: EndOfPartition -> channelFinished(ch)"),
+             "flip147 facts §2.2: EndOfPartition -> channelFinished(ch)"),
     Property("in_flight_exact", in_flight_exact,
              "unaligned in-flight data = records received after the trigger on channels still "
              "waiting for their barrier",
              'Seed "Extend the task Barrier Alignment": unaligned barriers "could jump over the pending '
-             'records"; facts §2.2 checkpointStarted/checkpointStopped'),
+             'records"; flip147 facts §2.2 checkpointStarted/checkpointStopped'),
     Property("end_of_partition_alignment", end_of_partition_alignment,
              "EndOfPartition aligns the pending checkpoint and lowers the target of later ones; "
              "never aborts (feature on) / aborts with INPUT_END_OF_STREAM (feature off)",
-             _SEED_ALIGNMENT + '; "Do Not Cancel Pending Checkpoint on Finish"; facts §2.1 processEndOfPartition, '
+             _SEED_ALIGNMENT + '; "Do Not Cancel Pending Checkpoint on Finish"; flip147 facts §2.1 processEndOfPartition, '
              "invariant I6"),
     Property("rpc_trigger_completes_at_once", rpc_trigger_completes_at_once,
              "an RPC-triggered checkpoint triggers and completes at once without blocking",
              'Seed: "After CheckpointBarrierHandler has processed EndOfPartition from all the channels, it '
              'would only received checkpoint notification of case 1 and would directly trigger snapshot"; '
-             "facts §2.5, FLINK-23771"),
+             "flip147 facts §2.5, FLINK-23771"),
     Property("abort_reasons", abort_reasons,
              "SUBSUMED / ON_CANCELLATION_BARRIER / INPUT_END_OF_STREAM exactly where Flink uses them",
-             "facts §2.4"),
+             "flip147 facts §2.4"),
     Property("alignment_start_recorded", alignment_start_recorded,
              "exactly-once: every aligned completion had an alignment start",
-             "facts §2.1 markCheckpointAlignedAndTransformState, FLINK-24068"),
+             "flip147 facts §2.1 markCheckpointAlignedAndTransformState, FLINK-24068"),
     Property("refines_model", refines_model,
              "the implementation's outputs and views equal the model's for the same inputs",
-             "facts §2.2 transition tables (model/barriers.py)"),
+             "flip147 facts §2.2 transition tables (model/barriers.py)"),
 )
 PROPERTY_NAMES = tuple(p.name for p in BARRIER_PROPERTIES)
 

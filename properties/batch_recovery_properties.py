@@ -1,4 +1,4 @@
-"""Properties of batch job recovery after a JobManager failover (seed 004, FLIP-383; facts §4 invariants).
+"""Properties of batch job recovery after a JobManager failover (seed 004, FLIP-383; recovery facts §4.6 invariants).
 
 Every property is a plain function of one step, ``(config, action, before, after) ->
 list[Violation]``, where ``before`` and ``after`` are
@@ -213,7 +213,7 @@ def failed_recovery_fails_over_once(config: Config, action, before: State | None
                       count)]
 
 
-_FACTS = "facts §4"
+_FACTS = "recovery facts §4"
 BATCH_PROPERTIES = (
     Property("every_vertex_created_or_finished", every_vertex_created_or_finished,
              "After recovery every task is CREATED or FINISHED.",

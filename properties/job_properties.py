@@ -94,7 +94,7 @@ def consistent_cut(job: Job, before: JobState, label, notes, after: JobState) ->
 
 def final_checkpoint_before_finish(job: Job, before: JobState, label, notes, after: JobState) -> list[Violation]:
     """No task finishes before its final checkpoint (the first one it performed after end of
-    data) completed (facts §3.1; seed: a two-phase-commit sink "requires one successful
+    data) completed (flip147 facts §3.1; seed: a two-phase-commit sink "requires one successful
     checkpoint before finish")."""
     found = []
     for note in notes:
@@ -146,7 +146,7 @@ def _vertex_status(job: Job, finished: int, vertex: str) -> str:
 
 
 def restorable(job: Job, before: JobState, label, notes, after: JobState) -> list[Violation]:
-    """Every completed checkpoint passes Flink's restore check (facts §3.2
+    """Every completed checkpoint passes Flink's restore check (flip147 facts §3.2
     VertexFinishedStateChecker): predecessors of a fully finished vertex are fully finished;
     predecessors of a partly finished vertex are fully finished via ALL_TO_ALL and not all
     running via POINTWISE (ALL_TO_ALL wins when both connect the same pair)."""
@@ -252,7 +252,7 @@ def exactly_once(job: Job, state: JobState) -> list[Violation]:
 def no_dangling_transaction(job: Job, state: JobState) -> list[Violation]:
     """When the job ends, no two-phase-commit sink left a transaction pending: every transaction
     a sink began was committed or aborted (an open one blocks ``read_committed`` readers of a
-    Kafka topic; facts §5 FLINK-23473)."""
+    Kafka topic; flip147 facts §5 FLINK-23473)."""
     if not is_end(job, state):
         return []
     return [Violation("no_dangling_transaction", f"{job.name(t)} finished leaving {len(ts.precommitted)} "
@@ -291,28 +291,28 @@ def _p(check, source) -> Property:
 
 
 STEP_PROPERTIES: tuple[StepProperty, ...] = (
-    StepProperty(_p(consistent_cut, "seed \"Extend the task Barrier Alignment\"; facts §2.5 (upstream waits "
+    StepProperty(_p(consistent_cut, "seed \"Extend the task Barrier Alignment\"; flip147 facts §2.5 (upstream waits "
                     "until downstream processed all records)"), frozenset({"completed"})),
-    StepProperty(_p(final_checkpoint_before_finish, "facts §3.1 afterInvoke / finalCheckpointMinId; seed two-phase "
+    StepProperty(_p(final_checkpoint_before_finish, "flip147 facts §3.1 afterInvoke / finalCheckpointMinId; seed two-phase "
                     "commit sink deadlock argument"), frozenset({"finished"})),
     StepProperty(_p(no_pending_checkpoint_cancelled, "seed \"Do Not Cancel Pending Checkpoint on Finish\""),
                  frozenset({"cancelled"})),
-    StepProperty(_p(completed_ids_increase, "facts §2.4 (CHECKPOINT_SUBSUMED: newer completes, older subsumed)"),
+    StepProperty(_p(completed_ids_increase, "flip147 facts §2.4 (CHECKPOINT_SUBSUMED: newer completes, older subsumed)"),
                  frozenset({"completed"})),
-    StepProperty(_p(aborted_never_completes, "facts §2.4, §3.2 (a declined checkpoint is aborted)"),
+    StepProperty(_p(aborted_never_completes, "flip147 facts §2.4, §3.2 (a declined checkpoint is aborted)"),
                  frozenset({"completed"})),
-    StepProperty(_p(restorable, "facts §3.2 VertexFinishedStateChecker (FLINK-23512)"), frozenset({"completed"})),
-    StepProperty(_p(union_list_state_complete, "facts §3.2, FLINK-21080"), frozenset({"completed"})),
-    StepProperty(_p(end_of_data_trigger_current, "facts §3.1 SchedulerBase.notifyEndOfData (FLINK-28386), §5 "
+    StepProperty(_p(restorable, "flip147 facts §3.2 VertexFinishedStateChecker (FLINK-23512)"), frozenset({"completed"})),
+    StepProperty(_p(union_list_state_complete, "flip147 facts §3.2, FLINK-21080"), frozenset({"completed"})),
+    StepProperty(_p(end_of_data_trigger_current, "flip147 facts §3.1 SchedulerBase.notifyEndOfData (FLINK-28386), §5 "
                     "FLINK-32945: \"assert the immediate-checkpoint trigger fires only when all current attempts "
                     "reached EOD\""), frozenset({"end-of-data-trigger"})),
-    StepProperty(_p(one_committable_summary_per_checkpoint, "facts §5 FLINK-24131 / FLINK-25920: \"assert "
+    StepProperty(_p(one_committable_summary_per_checkpoint, "flip147 facts §5 FLINK-24131 / FLINK-25920: \"assert "
                     "committables emitted once\"; FLINK-37605 row; CheckpointCommittableManagerImpl.addSummary"),
                  frozenset({"committable"})),
 )
 STATE_PROPERTIES: tuple[Property, ...] = (
     _p(exactly_once, "seed two-phase commit sink: \"requires one successful checkpoint before finish\""),
-    _p(no_dangling_transaction, "facts §5 FLINK-23473 / FLINK-24065: \"after finish(), checkpoints must not open "
+    _p(no_dangling_transaction, "flip147 facts §5 FLINK-23473 / FLINK-24065: \"after finish(), checkpoints must not open "
        "new txns; final cp commits the last txn exactly once\""),
 )
 
@@ -330,7 +330,7 @@ GRAPH_PROPERTIES: tuple[Property, ...] = (
                     "reachable; a violation is shown as a lasso: a path into a cycle that never ends the job.",
                     "seed Figure 1: \"Task C would have no idea about the new checkpoint\""),
     _graph_property(AFTER_ABORT, "After a checkpoint is declined or aborted, a newer checkpoint can still "
-                    "complete (or the job can end).", "facts §5 FLINK-21081/23741: \"assert checkpoint is aborted "
+                    "complete (or the job can end).", "flip147 facts §5 FLINK-21081/23741: \"assert checkpoint is aborted "
                     "(not hanging) and next one succeeds\""),
 )
 JOB_PROPERTIES: dict[str, Property] = {

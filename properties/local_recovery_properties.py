@@ -1,4 +1,4 @@
-"""Properties of task-local state recovery (seed "Task-Local Recovery"; facts §2).
+"""Properties of task-local state recovery (seed "Task-Local Recovery"; recovery facts §2).
 
 Five groups, each property a plain function returning a list of :class:`~.violation.Violation`:
 
@@ -442,18 +442,18 @@ LOCAL_RECOVERY_PROPERTIES = (
              f"{_SEED}: 'Primary state must always be complete and is a superset of the task-local state.'"),
     Property("confirm_drops_older_keeps_latest", _store_trace_check(confirm_drops_older_keeps_latest),
              "confirm(n) drops local copies older than n and keeps n.",
-             f"{_SEED}: 'only keep the task-local state of the latest checkpoint'; facts §2 Retention"),
+             f"{_SEED}: 'only keep the task-local state of the latest checkpoint'; recovery facts §2.4 Retention"),
     Property("abort_drops_that_checkpoint", _store_trace_check(abort_drops_that_checkpoint),
-             "abort(n) drops exactly n.", "facts §2 Retention: abortCheckpoint(n)"),
+             "abort(n) drops exactly n.", "recovery facts §2.4 Retention: abortCheckpoint(n)"),
     Property("restore_keeps_only_restored", _store_trace_check(restore_keeps_only_restored),
-             "A restore keeps only the restored checkpoint's local copy.", "facts §2 Retention: FLINK-8777"),
+             "A restore keeps only the restored checkpoint's local copy.", "recovery facts §2.4 Retention: FLINK-8777"),
     Property("retrieve_returns_requested_id", _store_trace_check(retrieve_returns_requested_id),
              "The store returns the requested checkpoint's copy, never another's.",
-             "facts §2 Invariants: 'The local store returns a snapshot for a checkpoint id other than the one requested' (never)"),
+             "recovery facts §2.7 Invariants: 'The local store returns a snapshot for a checkpoint id other than the one requested' (never)"),
     Property("dispose_empties_store", _store_trace_check(dispose_empties_store),
-             "A disposed store is empty and stays empty.", "facts §2 Invariants: 'After dispose, the store is empty'"),
+             "A disposed store is empty and stays empty.", "recovery facts §2.7 Invariants: 'After dispose, the store is empty'"),
     Property("no_orphan_directories", _store_trace_check(no_orphan_directories),
-             "No local checkpoint directory outlives its copy or its checkpoint.", "facts §2: FLINK-28515"),
+             "No local checkpoint directory outlives its copy or its checkpoint.", "recovery facts §2.4: FLINK-28515"),
     Property("restore_equals_primary", restore_equals_primary,
              "A restore yields exactly the primary's state.",
              f"{_SEED}: 'the ground truth of the checkpoint state is the primary copy'"),
@@ -465,7 +465,7 @@ LOCAL_RECOVERY_PROPERTIES = (
              f"{_SEED}: 'Flink will transparently retry to recover the task from the primary copy. Recovery only fails, if "
              "primary and the (optional) secondary copy failed.'"),
     Property("primary_is_last_alternative", primary_is_last_alternative,
-             "The primary state is the last alternative.", "facts §2 Restore path: 'JM state is always the last alternative'"),
+             "The primary state is the last alternative.", "recovery facts §2.5 Restore path: 'JM state is always the last alternative'"),
     Property("partial_local_merged_by_key_group_range", partial_local_merged_by_key_group_range,
              "Partial local copies are merged with the primary by key-group range.",
              f"{_SEED}: 'Flink will first try to recover local parts locally, non-local state is restored from the primary copy'; FLINK-33341"),
@@ -476,7 +476,7 @@ LOCAL_RECOVERY_PROPERTIES = (
              "No task takes another recovering task's previous slot.",
              f"{_SEED}: 'a task that cannot return to its previous location will not drive other recovering tasks out of their previous slots'"),
     Property("slots_used_once", slots_used_once,
-             "Only free or fresh slots are used, each once.", "facts §2 Allocation-preserving scheduling"),
+             "Only free or fresh slots are used, each once.", "recovery facts §2.6 Allocation-preserving scheduling"),
     Property("maximal_local_recovery", maximal_local_recovery,
              "As many tasks recover locally as in the best valid assignment (exact matching).",
              f"{_SEED}: 'we give the maximum number of tasks a chance to recover from their local state'"),

@@ -176,7 +176,7 @@ def _rule_reads(upstream: int, downstream: int) -> list[list[int]]:
 def pointwise_wiring(upstream: int, downstream: int, wiring: Callable[[int, int], Sequence[range]]) -> list[Violation]:
     """A POINTWISE wiring function is sane for ``upstream -> downstream``: every downstream subtask
     reads at least one upstream, its partitions are contiguous and in range, every upstream
-    partition is read, and it equals the integer rule of facts §1.7."""
+    partition is read, and it equals the integer rule of flip147 facts §1.7."""
     name = "pointwise_wiring"
     where = f"{upstream}->{downstream}"
     reads = wiring(upstream, downstream)
@@ -212,7 +212,7 @@ PLAN_PROPERTIES = (
     Property(
         "no_triggered_task_has_running_predecessor", no_triggered_task_has_running_predecessor,
         "No triggered task has a running predecessor: it would also be reached by barriers.",
-        f"{_SEED}: 'have no running precedent tasks'; facts §1.5",
+        f"{_SEED}: 'have no running precedent tasks'; flip147 facts §1.5",
     ),
     Property(
         "every_running_task_reached", every_running_task_reached,
@@ -222,12 +222,12 @@ PLAN_PROPERTIES = (
     Property(
         "wait_commit_finished_sets", wait_commit_finished_sets,
         "Wait for and commit to every non-finished task; finished tasks and fully finished vertices recorded.",
-        "seed FLIP-147, Checkpoint Format with Finished Tasks; facts §1.5, §3.2",
+        "seed FLIP-147, Checkpoint Format with Finished Tasks; flip147 facts §1.5, §3.2",
     ),
     Property(
         "decline_rules", decline_rules,
         "Declined exactly when a task is not RUNNING/FINISHED, the feature is off with finished tasks, or all finished.",
-        "facts §1.3 (checkTasksStarted, FLINK-22003/22379/40482), §1.6",
+        "flip147 facts §1.3 (checkTasksStarted, FLINK-22003/22379/40482), §1.6",
     ),
     Property(
         "equals_spec", equals_spec,
@@ -240,7 +240,7 @@ PLAN_PROPERTIES = (
 WIRING_PROPERTY = Property(
     "pointwise_wiring", pointwise_wiring,
     "Every downstream subtask reads >= 1 upstream, ranges contiguous, every upstream read, integer rule.",
-    "facts §1.7; FLINK-22863",
+    "flip147 facts §1.7; FLINK-22863",
 )
 
 

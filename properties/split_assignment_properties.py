@@ -1,4 +1,4 @@
-"""Properties of FLIP-27 split assignment with checkpoints (seed 003; facts §3 invariants).
+"""Properties of FLIP-27 split assignment with checkpoints (seed 003; recovery facts §3.6 invariants).
 
 Every property is a plain function of one step, ``(history, action, before, after) ->
 list[Violation]``, where ``before`` and ``after`` are
@@ -224,27 +224,27 @@ _SEED = "seed 003 (FLIP-27)"
 SPLIT_PROPERTIES = (
     Property("no_split_lost", no_split_lost,
              "Whenever every reader runs, every split is owned: enumerator, on its way, or a reader.",
-             "facts §3 Invariants 'No split lost'; StarRocks PR #503 review: splits 'silently skipped'"),
+             "recovery facts §3.6 Invariants 'No split lost'; StarRocks PR #503 review: splits 'silently skipped'"),
     Property("no_split_assigned_twice", no_split_assigned_twice,
              "No split is owned twice.",
-             "facts §3 Invariants 'No split assigned twice (exactly-once)'; FLINK-20290"),
+             "recovery facts §3.6 Invariants 'No split assigned twice (exactly-once)'; FLINK-20290"),
     Property("completed_checkpoint_is_partition", completed_checkpoint_is_partition,
              "Every completed checkpoint's enumerator and reader parts partition the splits.",
              f"{_SEED}: 'Checkpoints and splits are naturally aligned' / 'Careful coordination between split "
-             "assignment and checkpoint triggering'; facts §3 'After a global reset ... partition the splits'"),
+             "assignment and checkpoint triggering'; recovery facts §3 'After a global reset ... partition the splits'"),
     Property("reset_returns_only_later_splits", reset_returns_only_later_splits,
              "A reader reset returns exactly its splits assigned after the restored checkpoint.",
-             "facts §3 subtaskReset / getAndRemoveUncheckpointedAssignment (key > restoredId, FLINK-20413); "
+             "recovery facts §3.3 subtaskReset / getAndRemoveUncheckpointedAssignment (key > restoredId, FLINK-20413); "
              f"{_SEED} mechanism 1: 'will get the previously assigned splits'"),
     Property("events_wait_for_barrier", events_wait_for_barrier,
              "Events sent after a coordinator snapshot reach the reader only after that checkpoint's barrier.",
-             "facts §3 'Ordering' and SubtaskGatewayImpl (FLINK-28606); OperatorCoordinator javadoc"),
+             "recovery facts §3.5 'Ordering' and SubtaskGatewayImpl (FLINK-28606); OperatorCoordinator javadoc"),
     Property("unconfirmed_event_fails_checkpoint", unconfirmed_event_fails_checkpoint,
              "A checkpoint fails if an event sent before it was not confirmed.",
-             "facts §3 'Fail-closed', completeCheckpointOnceEventsAreDone (FLINK-21996, FLINK-23233)"),
+             "recovery facts §3.6 'Fail-closed', completeCheckpointOnceEventsAreDone (FLINK-21996, FLINK-23233)"),
     Property("coordinator_snapshot_first", coordinator_snapshot_first,
              "The coordinator snapshot of a checkpoint precedes every task's snapshot of it.",
-             "facts §3 'Ordering': every coordinator future completes before any task is triggered (FLINK-18641)"),
+             "recovery facts §3.5 'Ordering': every coordinator future completes before any task is triggered (FLINK-18641)"),
 )
 PROPERTY_NAMES = tuple(p.name for p in SPLIT_PROPERTIES)
 

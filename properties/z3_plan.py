@@ -444,7 +444,7 @@ class FlinkEncoder:
             if edge.pattern == ALL_TO_ALL:
                 active.append(z3.Not(upstream.cardinality_is(0)))
             else:
-                # cardinality() == size(): the BitSet's capacity, not the parallelism (facts §1.5).
+                # cardinality() == size(): the BitSet's capacity, not the parallelism (flip147 facts §1.5).
                 active.append(upstream.cardinality_is(bitset_size(len(upstream))))
         return z3.Not(_or(active))
 

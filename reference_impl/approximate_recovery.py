@@ -1,11 +1,11 @@
-"""Approximate task-local recovery as an engine implements it (FLIP-135; facts §1).
+"""Approximate task-local recovery as an engine implements it (FLIP-135; recovery facts §1).
 
 The classes mirror Flink's, step by step, so that variants override one method:
 
 * failover: ``ResultPartitionType``, ``PipelinedRegionComputeUtil`` (regions merge across
   edges that must be consumed pipelined), ``RegionFailoverResultPartitionAvailabilityChecker``
   (FLINK-28701's explicit PIPELINED_APPROXIMATE case) and
-  ``RestartPipelinedRegionFailoverStrategy.get_tasks_needing_restart`` (the BFS of facts §1);
+  ``RestartPipelinedRegionFailoverStrategy.get_tasks_needing_restart`` (the BFS of recovery facts §1);
 * the network stack: ``NetworkBuffer`` (BufferBuilder and BufferConsumer on one segment),
   ``BufferConsumerWithPartialRecordLength.cleanup_partial_record``, ``PipelinedSubpartition``
   (``poll_buffer``, ``create_read_view``), ``PipelinedApproximateSubpartition`` and its view,
@@ -66,7 +66,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ResultPartitionType:
-    """The flags of Flink's ``ResultPartitionType`` the failover looks at (facts §1 "Key classes")."""
+    """The flags of Flink's ``ResultPartitionType`` the failover looks at (recovery facts §1.2 "Key classes")."""
 
     name: str
     must_be_pipelined_consumed: bool  # ConsumingConstraint.MUST_BE_PIPELINED: regions merge across it
@@ -108,7 +108,7 @@ class PipelinedRegionComputeUtil:
 class RegionFailoverResultPartitionAvailabilityChecker:
     """``isAvailable = !failed && underlyingChecker.isAvailable && (reconsumable || APPROXIMATE)``
     (FLINK-28701); the underlying checker is the JM partition tracker of 2020, which tracks
-    reconnectable partitions (facts §1 "Partition tracking")."""
+    reconnectable partitions (recovery facts §1.3 "Partition tracking")."""
 
     def is_tracked(self, partition_type: ResultPartitionType) -> bool:
         return partition_type.reconnectable
@@ -119,7 +119,7 @@ class RegionFailoverResultPartitionAvailabilityChecker:
 
 
 class RestartPipelinedRegionFailoverStrategy:
-    """``getTasksNeedingRestart``: the BFS of ``getRegionsToRestart`` (facts §1, rules a-c)."""
+    """``getTasksNeedingRestart``: the BFS of ``getRegionsToRestart`` (recovery facts §1.3, rules a-c)."""
 
     region_util_class = PipelinedRegionComputeUtil
     checker_class = RegionFailoverResultPartitionAvailabilityChecker
@@ -226,7 +226,7 @@ class BufferConsumerWithPartialRecordLength:
 
     def cleanup_partial_record(self) -> bool:
         """Skip the leading bytes that continue an earlier record; False when they fill the
-        whole buffer, so the next buffer must be cleaned too (facts §1)."""
+        whole buffer, so the next buffer must be cleaned too (recovery facts §1)."""
         if self.partial_record_length < 0:
             raise AssertionError("approximate local recovery does not work with unaligned checkpoints")
         if self.partial_record_length == 0 or not self.buffer.is_start_of_data_buffer():
@@ -340,7 +340,7 @@ class PipelinedSubpartition:
 
 class PipelinedApproximateSubpartitionView(PipelinedSubpartitionView):
     def release_all_resources(self) -> None:
-        """Only flips the view's flag: the partition stays (facts §1, ``testRelease``)."""
+        """Only flips the view's flag: the partition stays (recovery facts §1.4, ``testRelease``)."""
         self.released = True
 
 

@@ -75,7 +75,7 @@ class FlinkBefore28701(ApproximateLocalRecovery):
 
     name = "flink-before-28701"
     flink_issue = "FLINK-28701"
-    source = "facts §1 Key classes: FLINK-28701 added the explicit PIPELINED_APPROXIMATE case"
+    source = "recovery facts §1.2 Key classes: FLINK-28701 added the explicit PIPELINED_APPROXIMATE case"
     part = "failover"
     failover_strategy_class = _StrategyBefore28701
 
@@ -96,7 +96,7 @@ class UntrackedApproximatePartitions(ApproximateLocalRecovery):
 
     name = "untracked-approximate-partitions"
     flink_issue = None
-    source = "facts §1 Partition tracking [obs]: current JobMasterPartitionTrackerImpl"
+    source = "recovery facts §1.3 Partition tracking [obs]: current JobMasterPartitionTrackerImpl"
     part = "failover"
     failover_strategy_class = _StrategyWithCurrentTracker
 
@@ -128,7 +128,7 @@ class EveryFailureIsPartitionFailure(ApproximateLocalRecovery):
 
     name = "every-failure-is-partition-failure"
     flink_issue = None
-    source = "facts §1 rule (b): a producer restarts only when its partition is marked failed"
+    source = "recovery facts §1.3 rule (b): a producer restarts only when its partition is marked failed"
     part = "failover"
     failover_strategy_class = _EveryFailureLosesInputs
 
@@ -147,7 +147,7 @@ class FlinkNoAttemptCheck(ApproximateLocalRecovery):
 
     name = "flink-no-attempt-check"
     flink_issue = None
-    source = "facts §1 createReadView (no attempt check) vs seed Point 1 Orphan/Zombie Tasks"
+    source = "recovery facts §1.4 createReadView (no attempt check) vs seed Point 1 Orphan/Zombie Tasks"
     part = "subpartition"
     subpartition_class = _NoAttemptCheck
 
@@ -163,7 +163,7 @@ class FlinkBefore19547(ApproximateLocalRecovery):
 
     name = "flink-before-19547"
     flink_issue = "FLINK-19547"
-    source = "seed Partial Records; facts §1 FLINK-19547 adds partialRecordLength"
+    source = "seed Partial Records; recovery facts §1.4 FLINK-19547 adds partialRecordLength"
     part = "subpartition"
     partition_writer_class = _WriterWithoutPartialLength
 
@@ -182,7 +182,7 @@ class CleanupFirstBufferOnly(ApproximateLocalRecovery):
 
     name = "cleanup-first-buffer-only"
     flink_issue = None
-    source = "facts §1 cleanupPartialRecord returns false for a whole-buffer continuation (testSkipPartialDataLongRecordOccupyEntireBuffer)"
+    source = "recovery facts §1.4 cleanupPartialRecord returns false for a whole-buffer continuation (testSkipPartialDataLongRecordOccupyEntireBuffer)"
     part = "subpartition"
     subpartition_class = _CleanupOneBuffer
 
@@ -284,7 +284,7 @@ class FlinkNoBarrierDrop(ApproximateLocalRecovery):
 
     name = "flink-no-barrier-drop"
     flink_issue = None
-    source = "facts §1 'Not found in Flink code'; seed Missing Events option 2"
+    source = "recovery facts §1.5 'Not found in Flink code'; seed Missing Events option 2"
     part = "barriers"
     barrier_filter_class = _DropNothing
 
@@ -300,7 +300,7 @@ class DropBelowRestoreId(ApproximateLocalRecovery):
 
     name = "drop-below-restore-id"
     flink_issue = None
-    source = "facts §1: JobManagerTaskRestore.restoreCheckpointId is the only id passed in deployment"
+    source = "recovery facts §1: JobManagerTaskRestore.restoreCheckpointId is the only id passed in deployment"
     part = "barriers"
     scheduler_class = _DeployRestoreId
 
@@ -345,7 +345,7 @@ class FlinkShipped(ApproximateLocalRecovery):
 
     name = "flink-shipped"
     flink_issue = None
-    source = "facts §1 (lirui-apache/flink 2021): FLINK-19632, FLINK-19693"
+    source = "recovery facts §1 (lirui-apache/flink 2021): FLINK-19632, FLINK-19693"
     part = "shipped"
     subpartition_class = _NoAttemptCheck
     barrier_filter_class = _DropNothing
@@ -361,7 +361,7 @@ VARIANTS = {
         FlinkNoBarrierDrop, DropBelowRestoreId, DropStrictlyBelow, NoAbortOnRestart,
     )
 }
-# Flink as shipped differs from the seed on purpose (facts §1): checked, with its differences expected.
+# Flink as shipped differs from the seed on purpose (recovery facts §1): checked, with its differences expected.
 SHIPPED = {FlinkShipped.name: FlinkShipped}
 APPROXIMATE_RECOVERY_ENGINES = {ApproximateLocalRecovery.name: ApproximateLocalRecovery, **VARIANTS, **SHIPPED}
 

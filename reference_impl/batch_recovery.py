@@ -1,4 +1,4 @@
-"""Flink's batch job recovery after a JobMaster failover (FLIP-383, facts §4), class by class.
+"""Flink's batch job recovery after a JobMaster failover (FLIP-383, recovery facts §4), class by class.
 
 The classes mirror Flink's, with the methods the facts describe and nothing else:
 
@@ -210,7 +210,7 @@ class ExecutionGraph:
 
 
 class DefaultBatchJobRecoveryHandler:
-    """``DefaultBatchJobRecoveryHandler`` (facts §4 Recording and Recovery steps)."""
+    """``DefaultBatchJobRecoveryHandler`` (recovery facts §4.4 Recording and Recovery steps)."""
 
     def __init__(self, jm: "JobMaster"):
         self.jm = jm

@@ -7,20 +7,20 @@ sentence the mechanism. The suite must catch every mutant
 (``tests/quality/test_batch_recovery_mutants_caught.py``).
 
 * ``seed-finished-by-partitions`` — seed step 2: a vertex is FINISHED when its partitions are tracked.
-* ``keep-trailing-events`` — finished events after the last snapshot-bearing one are kept (facts §4 3b).
-* ``keep-unknown-partitions`` — reported partitions of unfinished producers are not released (facts §4 step 4).
-* ``reported-partitions-not-tracked`` — reported partitions are kept but not tracked (FLINK-33892, facts §4 step 4).
-* ``no-restart-for-missing`` — producers of missing partitions are not restarted (facts §4 step 4).
+* ``keep-trailing-events`` — finished events after the last snapshot-bearing one are kept (recovery facts §4.5 3b).
+* ``keep-unknown-partitions`` — reported partitions of unfinished producers are not released (recovery facts §4.5 step 4).
+* ``reported-partitions-not-tracked`` — reported partitions are kept but not tracked (FLINK-33892, recovery facts §4.5 step 4).
+* ``no-restart-for-missing`` — producers of missing partitions are not restarted (recovery facts §4.5 step 4).
 * ``restore-coordinator-without-snapshot`` — coordinators start fresh instead of from their batch snapshot (seed, FLINK-33984).
 * ``snapshot-every-finish`` — min-pause ignored: a coordinator snapshot with every finished task (seed "min-pause").
 * ``partitions-matched-without-attempt`` — a reported partition of another attempt is taken for the recovered one.
-* ``missing-return`` — ``startRecovering``'s callback runs ``recoverFinished`` after ``recoverFailed`` (facts §4 step 7 [obs], e964af3).
+* ``missing-return`` — ``startRecovering``'s callback runs ``recoverFinished`` after ``recoverFailed`` (recovery facts §4.5 step 7 [obs], e964af3).
 
 Example
 -------
 >>> sorted(MUTANTS)[:2]
 ['keep-trailing-events', 'keep-unknown-partitions']
->>> VARIANTS["missing-return"].source.startswith("facts §4 step 7")
+>>> VARIANTS["missing-return"].source.startswith("recovery facts §4.5 step 7")
 True
 """
 
@@ -68,11 +68,11 @@ class SeedFinishedByPartitions(BatchJob):
     name = "seed-finished-by-partitions"
     flink_issue = None
     source = ("seed 004 recovery step 2: 'the execution vertices whose produced partitions are all tracked will be "
-              "marked as finished'; Flink instead replays events (facts §4 step 3)")
+              "marked as finished'; Flink instead replays events (recovery facts §4.5 step 3)")
     jobmaster_class = _with_handler(_FinishedByPartitions)
 
 
-# -- facts §4 step 3b -----------------------------------------------------------------------------
+# -- recovery facts §4.5 step 3b -----------------------------------------------------------------------------
 
 
 class _KeepTrailing(DefaultBatchJobRecoveryHandler):
@@ -87,11 +87,11 @@ class KeepTrailingEvents(BatchJob):
 
     name = "keep-trailing-events"
     flink_issue = None
-    source = "facts §4 step 3b 'Drop trailing finished events ... that carry no OC/SM snapshot'"
+    source = "recovery facts §4.5 step 3b 'Drop trailing finished events ... that carry no OC/SM snapshot'"
     jobmaster_class = _with_handler(_KeepTrailing)
 
 
-# -- facts §4 step 4 -----------------------------------------------------------------------------
+# -- recovery facts §4.5 step 4 -----------------------------------------------------------------------------
 
 
 class _KeepUnknown(DefaultBatchJobRecoveryHandler):
@@ -105,7 +105,7 @@ class KeepUnknownPartitions(BatchJob):
 
     name = "keep-unknown-partitions"
     flink_issue = None
-    source = "facts §4 step 4 'toRelease = RELEASE ∩ actual: stopTrackingAndReleasePartitions'"
+    source = "recovery facts §4.5 step 4 'toRelease = RELEASE ∩ actual: stopTrackingAndReleasePartitions'"
     jobmaster_class = _with_handler(_KeepUnknown)
 
 
@@ -120,7 +120,7 @@ class ReportedPartitionsNotTracked(BatchJob):
 
     name = "reported-partitions-not-tracked"
     flink_issue = "FLINK-33892"
-    source = ("seed 004: 're-establish the partition information in JobMasterPartitionTracker'; facts §4 step 4 "
+    source = ("seed 004: 're-establish the partition information in JobMasterPartitionTracker'; recovery facts §4.5 step 4 "
               "'toReserve = RESERVE ∩ actual: partitionTracker.startTrackingPartition' (FLINK-33892)")
     jobmaster_class = _with_handler(_NoTracking)
 
@@ -136,7 +136,7 @@ class NoRestartForMissing(BatchJob):
 
     name = "no-restart-for-missing"
     flink_issue = None
-    source = ("seed 004 step 4 'recursively find all its upstream vertices that need to be restarted'; facts §4 step 4 "
+    source = ("seed 004 step 4 'recursively find all its upstream vertices that need to be restarted'; recovery facts §4.5 step 4 "
               "'Restart the producers of missing partitions'")
     jobmaster_class = _with_handler(_NoRestart)
 
@@ -162,7 +162,7 @@ class PartitionsMatchedWithoutAttempt(BatchJob):
 
     name = "partitions-matched-without-attempt"
     flink_issue = None
-    source = ("facts §4 step 4 (reported partition ids) and FLINK-33892; ResultPartitionID = "
+    source = ("recovery facts §4.5 step 4 (reported partition ids) and FLINK-33892; ResultPartitionID = "
               "IntermediateResultPartitionID + ExecutionAttemptID")
     jobmaster_class = _with_handler(_AnyAttempt)
 
@@ -202,7 +202,7 @@ class SnapshotEveryFinish(BatchJob):
     jobmaster_class = _with_handler(_EverySnapshot)
 
 
-# -- facts §4 step 7 [obs] -------------------------------------------------------------------------
+# -- recovery facts §4.5 step 7 [obs] -------------------------------------------------------------------------
 
 
 class _MissingReturn(DefaultBatchJobRecoveryHandler):
@@ -223,7 +223,7 @@ class MissingReturn(BatchJob):
 
     name = "missing-return"
     flink_issue = None
-    source = ("facts §4 step 7 [obs]: 'In startRecovering, the whenComplete callback calls recoverFailed() on a "
+    source = ("recovery facts §4.5 step 7 [obs]: 'In startRecovering, the whenComplete callback calls recoverFailed() on a "
               "throwable and then also calls recoverFinished(), because there is no return' (since e964af3)")
     jobmaster_class = _with_handler(_MissingReturn)
 
@@ -233,7 +233,7 @@ class FlinkJob(BatchJob):
 
     name = ENGINE
     flink_issue = None
-    source = "facts §4"
+    source = "recovery facts §4"
 
 
 VARIANTS: dict[str, type[BatchJob]] = {

@@ -1,4 +1,4 @@
-"""Task-local state recovery as Flink implements it (facts §2).
+"""Task-local state recovery as Flink implements it (recovery facts §2).
 
 The classes follow Flink's, so that variants override one method:
 
@@ -631,11 +631,11 @@ class LocalRecoveryCluster:
 
 
 class TaskLocalRecovery:
-    """Flink's task-local recovery, local backup and local recovery on (facts §2)."""
+    """Flink's task-local recovery, local backup and local recovery on (recovery facts §2)."""
 
     name = "flink"
     flink_issue: str | None = None
-    source = "facts §2 (CosmicBeing09/flink 2025 and lirui-apache/flink 2021)"
+    source = "recovery facts §2 (CosmicBeing09/flink 2025 and lirui-apache/flink 2021)"
     part: str | None = None
     local_recovery_enabled = True
     snapshot_runnable_class = AsyncCheckpointRunnable

@@ -114,7 +114,7 @@ class FlinkBefore8777(TaskLocalRecovery):
 
     name = "flink-before-8777"
     flink_issue = "FLINK-8777"
-    source = "facts §2 Retention: prune(id != restoreId) on restore (FLINK-8777, eager cleanup)"
+    source = "recovery facts §2.4 Retention: prune(id != restoreId) on restore (FLINK-8777, eager cleanup)"
     part = "store"
     local_store_class = _NoPruneOnRestore
 
@@ -130,7 +130,7 @@ class FlinkBefore28515(TaskLocalRecovery):
 
     name = "flink-before-28515"
     flink_issue = "FLINK-28515"
-    source = "facts §2 Retention: abortCheckpoint deletes the directory of a never-registered id (FLINK-28515)"
+    source = "recovery facts §2.4 Retention: abortCheckpoint deletes the directory of a never-registered id (FLINK-28515)"
     part = "store"
     local_store_class = _AbortKeepsUnregisteredDirectory
 
@@ -145,7 +145,7 @@ class ConfirmDiscardsConfirmed(TaskLocalRecovery):
     and no task ever recovers locally."""
 
     name = "confirm-discards-confirmed"
-    source = "facts §2 Retention: 'discard ids < n, stopping at the first id >= n'"
+    source = "recovery facts §2.4 Retention: 'discard ids < n, stopping at the first id >= n'"
     part = "store"
     local_store_class = _ConfirmDiscardsConfirmed
 
@@ -161,7 +161,7 @@ class RetrieveLatestBefore(TaskLocalRecovery):
     so a task can restore a local copy of an older checkpoint than the primary's."""
 
     name = "retrieve-latest-before"
-    source = "facts §2 Invariants: 'The local store returns a snapshot for a checkpoint id other than the one requested' (never)"
+    source = "recovery facts §2.7 Invariants: 'The local store returns a snapshot for a checkpoint id other than the one requested' (never)"
     part = "store"
     local_store_class = _RetrieveLatest
 
@@ -176,7 +176,7 @@ class AbortNotForwarded(TaskLocalRecovery):
     confirmation happens to discard it."""
 
     name = "abort-not-forwarded"
-    source = "facts §2 Retention: abortCheckpoint(n) discards exactly n"
+    source = "recovery facts §2.4 Retention: abortCheckpoint(n) discards exactly n"
     part = "store"
     local_store_class = _AbortIgnored
 
@@ -192,7 +192,7 @@ class DisposeKeepsAccepting(TaskLocalRecovery):
     after the task was released), so their files are never deleted."""
 
     name = "dispose-keeps-accepting"
-    source = "facts §2 Write path 6: 'A store after dispose() discards the snapshot immediately'"
+    source = "recovery facts §2.3 Write path 6: 'A store after dispose() discards the snapshot immediately'"
     part = "store"
     local_store_class = _StoresAfterDispose
 
@@ -215,7 +215,7 @@ class FlinkBefore33341(TaskLocalRecovery):
 
     name = "flink-before-33341"
     flink_issue = "FLINK-33341"
-    source = "facts §2 Restore path: 2021 approve rule vs FLINK-33341 mixed alternative; seed 'recover local parts locally'"
+    source = "recovery facts §2.5 Restore path: 2021 approve rule vs FLINK-33341 mixed alternative; seed 'recover local parts locally'"
     part = "restore"
     prioritized_builder_class = _ApproveOneToOne
 
@@ -261,7 +261,7 @@ class MatchOverlappingRanges(TaskLocalRecovery):
     change of the handle layout key groups are restored twice or from the wrong handle."""
 
     name = "match-overlapping-ranges"
-    source = "facts §2 FLINK-33341: local handles replace primary ones by equal KeyGroupRange"
+    source = "recovery facts §2.5 FLINK-33341: local handles replace primary ones by equal KeyGroupRange"
     part = "restore"
     prioritized_builder_class = _MatchOverlapping
 
@@ -280,7 +280,7 @@ class DropPrimaryWhenLocalComplete(TaskLocalRecovery):
     so an unreadable local file fails the restore although the primary reads."""
 
     name = "drop-primary-when-local-complete"
-    source = "facts §2 Invariants: 'JM state is missing from the restore alternatives or is not last' (never)"
+    source = "recovery facts §2.7 Invariants: 'JM state is missing from the restore alternatives or is not last' (never)"
     part = "restore"
     prioritized_builder_class = _DropPrimaryWhenLocalComplete
 
@@ -318,7 +318,7 @@ class LocationPreferenceOnly(TaskLocalRecovery):
 
     name = "location-preference-only"
     flink_issue = "FLINK-19142"
-    source = "facts §2 Configuration: a BATCH job uses the plain location-preference strategy (FLINK-19142)"
+    source = "recovery facts §2.1 Configuration: a BATCH job uses the plain location-preference strategy (FLINK-19142)"
     part = "scheduling"
     slot_allocator_class = _AllocatorByLocation
 
@@ -359,7 +359,7 @@ class SlotNotRemovedFromPool(TaskLocalRecovery):
     the same slot."""
 
     name = "slot-not-removed-from-pool"
-    source = "facts §2 Allocation-preserving scheduling (a free slot is allocated once)"
+    source = "recovery facts §2.6 Allocation-preserving scheduling (a free slot is allocated once)"
     part = "scheduling"
     slot_allocator_class = _AllocatorKeepsChosenSlots
 

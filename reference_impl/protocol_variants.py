@@ -11,7 +11,7 @@ re-creates. The explorer must catch every one (``tests/quality/test_protocol_var
   pending checkpoints would be canceled").
 * ``pre-flip-147`` — the job before FLIP-147 (``checkpoints_after_tasks_finished`` off).
 * ``no-end-of-data-ack`` — an upstream finishes without waiting for its downstream to process
-  its records (facts §2.5, FLINK-21086 design discussion); unaligned checkpoints only.
+  its records (flip147 facts §2.5, FLINK-21086 design discussion); unaligned checkpoints only.
 * ``wiki-b-trigger`` — the coordinator uses the seed's second Appendix algorithm as written.
 * ``trigger-finished-task-hangs`` — a trigger RPC reaching a finished task is treated as
   accepted (FLINK-21081 / FLINK-23741).
@@ -87,7 +87,7 @@ class PreFlip147(Protocol):
     (cancelling pending ones) — the two-phase-commit sink's last records are never committed."""
 
     name = "pre-flip-147"
-    source = "seed, motivation; facts §1.3 step 1, §2.1 (flag off)"
+    source = "seed, motivation; flip147 facts §1.3 step 1, §2.1 (flag off)"
     flink_issue = None
     checkpoints_after_tasks_finished = False
 
@@ -101,7 +101,7 @@ class NoEndOfDataAck(Protocol):
     aligned final barrier travels behind them, so the final checkpoint implies the acknowledgement."""
 
     name = "no-end-of-data-ack"
-    source = "seed \"Extend the task Barrier Alignment\"; facts §2.5; FLINK-21086 (PR #14831 vs #15055)"
+    source = "seed \"Extend the task Barrier Alignment\"; flip147 facts §2.5; FLINK-21086 (PR #14831 vs #15055)"
     flink_issue = "FLINK-21086"
     wait_for_end_of_data_acks = False
 
@@ -122,10 +122,10 @@ class WikiBTrigger(Protocol):
 class TriggerFinishedTaskHangs(Protocol):
     """A trigger RPC that reaches a task which already finished is treated as accepted, so the
     checkpoint waits for an acknowledgement that never comes: "TaskExecutor acked the RPC before
-    StreamTask's future resolved → final checkpoint could deadlock" (facts §5)."""
+    StreamTask's future resolved → final checkpoint could deadlock" (flip147 facts §5)."""
 
     name = "trigger-finished-task-hangs"
-    source = "facts §3.2, §5"
+    source = "flip147 facts §3.2, §5"
     flink_issue = "FLINK-21081"
     decline_trigger_of_finished_task = False
 
@@ -135,7 +135,7 @@ class UnionStatePartialFinish(Protocol):
     which some of their subtasks finished completes, and their entries are lost on restore."""
 
     name = "union-state-partial-finish"
-    source = "facts §3.2 fulfillFinishedTaskStatus"
+    source = "flip147 facts §3.2 fulfillFinishedTaskStatus"
     flink_issue = "FLINK-21080"
     union_list_state_checks = False
 
@@ -147,7 +147,7 @@ class EndOfDataViewKeptOnFailover(Protocol):
     ``VertexEndOfDataListener`` also threw a NullPointerException on the restarted tasks' reports)."""
 
     name = "end-of-data-view-kept-on-failover"
-    source = "facts §3.1 (SchedulerBase.notifyEndOfData), §5; PR apache/flink#23268"
+    source = "flip147 facts §3.1 (SchedulerBase.notifyEndOfData), §5; PR apache/flink#23268"
     flink_issue = "FLINK-32945"
     reset_end_of_data_view_on_failover = False
 
@@ -158,7 +158,7 @@ class ReleasedChannelStaysQueued(Protocol):
     propagating EndOfPartition and the job is stuck."""
 
     name = "released-channel-stays-queued"
-    source = "facts §5; PR apache/flink#15716 (\"Deque channel after releasing on EndOfPartition\")"
+    source = "flip147 facts §5; PR apache/flink#15716 (\"Deque channel after releasing on EndOfPartition\")"
     flink_issue = "FLINK-22368"
     dequeue_released_channels = False
 
@@ -170,7 +170,7 @@ class StopWithoutDrainAfterEndOfData(Protocol):
     successful stop, so the task waits for its final checkpoint forever (deadlock)."""
 
     name = "stop-without-drain-after-end-of-data"
-    source = "facts §3.1 (stop-with-savepoint), §5; StreamTask.performCheckpoint / endData"
+    source = "flip147 facts §3.1 (stop-with-savepoint), §5; StreamTask.performCheckpoint / endData"
     flink_issue = "FLINK-24161"
     decline_stop_without_drain_after_end_of_data = False
 
@@ -183,7 +183,7 @@ class NewTransactionAfterFinish(Protocol):
     the fix holds no transaction after finish, FLINK-24065 made that state restorable)."""
 
     name = "new-transaction-after-finish"
-    source = "facts §5 FLINK-23473 / FLINK-24065; apache/flink PR #16768"
+    source = "flip147 facts §5 FLINK-23473 / FLINK-24065; apache/flink PR #16768"
     flink_issue = "FLINK-23473"
     no_transaction_after_finish = False
 
@@ -195,7 +195,7 @@ class PrepareCommitTwiceAtEnd(Protocol):
     ``endOfInput`` guard; Iceberg #5614 is the same double flush in a custom writer)."""
 
     name = "prepare-commit-twice-at-end"
-    source = "facts §5 FLINK-24131 (SinkWriter#prepareCommit called twice for the final commit), Iceberg #5614"
+    source = "flip147 facts §5 FLINK-24131 (SinkWriter#prepareCommit called twice for the final commit), Iceberg #5614"
     flink_issue = "FLINK-24131"
     no_pre_barrier_commit_after_end_of_input = False
 
@@ -208,7 +208,7 @@ class EndInputAgainAfterRestore(Protocol):
     replay is harmless (a new id), which the quality test checks."""
 
     name = "end-input-again-after-restore"
-    source = "facts §5 FLINK-25920 (endInput called again after failover following the final checkpoint); FLINK-37605 row"
+    source = "flip147 facts §5 FLINK-25920 (endInput called again after failover following the final checkpoint); FLINK-37605 row"
     flink_issue = "FLINK-25920"
     restore_end_of_input = False
     end_of_input_id_is_next_checkpoint = False
@@ -221,7 +221,7 @@ class EndOfInputSentinelId(Protocol):
     a failover restoring it replays that data — "final doesn't mean final" (FLINK-37605, PR #26433)."""
 
     name = "end-of-input-sentinel-id"
-    source = "facts §5 FLINK-37605 (tag end-of-input committables with the next real checkpoint id); apache/flink PR #26433"
+    source = "flip147 facts §5 FLINK-37605 (tag end-of-input committables with the next real checkpoint id); apache/flink PR #26433"
     flink_issue = "FLINK-37605"
     end_of_input_id_is_next_checkpoint = False
 

@@ -1,4 +1,4 @@
-"""Flink's FLIP-27 source coordination, class by class (facts §3), driven by labelled actions.
+"""Flink's FLIP-27 source coordination, class by class (recovery facts §3), driven by labelled actions.
 
 The classes mirror Flink's, with the methods the facts describe and nothing else:
 
@@ -76,7 +76,7 @@ class IllegalArgumentException(ValueError):
 
 
 class SplitAssignmentTracker:
-    """``SplitAssignmentTracker``: assignments per checkpoint epoch (facts §3).
+    """``SplitAssignmentTracker``: assignments per checkpoint epoch (recovery facts §3).
 
     >>> t = SplitAssignmentTracker()
     >>> t.record_split_assignment({0: [7]}); t.on_checkpoint(100); t.record_split_assignment({0: [8]}); t.on_checkpoint(101)
@@ -160,7 +160,7 @@ class StaticSplitEnumerator:
 
 
 class SourceCoordinatorContext:
-    """``SourceCoordinatorContext``: registered readers and ``assignSplits`` (facts §3)."""
+    """``SourceCoordinatorContext``: registered readers and ``assignSplits`` (recovery facts §3)."""
 
     def __init__(self, holder: "OperatorCoordinatorHolder", tracker: SplitAssignmentTracker):
         self.holder = holder
@@ -188,7 +188,7 @@ class SourceCoordinatorContext:
 
 
 class SourceCoordinator:
-    """``SourceCoordinator``: the enumerator runs inside it (facts §3 behaviour)."""
+    """``SourceCoordinator``: the enumerator runs inside it (recovery facts §3.3 behaviour)."""
 
     def __init__(self, holder: "OperatorCoordinatorHolder", splits, tracker_class=SplitAssignmentTracker,
                  enumerator_class=StaticSplitEnumerator):
@@ -250,7 +250,7 @@ class SourceCoordinator:
 
 
 class SubtaskGatewayImpl:
-    """``SubtaskGatewayImpl``: events to one subtask attempt, blocked per checkpoint (facts §3)."""
+    """``SubtaskGatewayImpl``: events to one subtask attempt, blocked per checkpoint (recovery facts §3)."""
 
     def __init__(self, holder: "OperatorCoordinatorHolder", subtask: int):
         self.holder = holder

@@ -66,7 +66,7 @@ class ResetReturnsAllEpochs(SourceJob):
 
     name = "reset-returns-all-epochs"
     flink_issue = 'FLINK-20413'
-    source = "FLINK-20413 (umbrella FLINK-20290 'split duplication'); facts §3 SplitAssignmentTracker"
+    source = "FLINK-20413 (umbrella FLINK-20290 'split duplication'); recovery facts §3.2 SplitAssignmentTracker"
     holder_class = _AllEpochsHolder
 
 
@@ -124,7 +124,7 @@ class NoEventGateway(SourceJob):
     name = "no-event-gateway"
     flink_issue = None
     source = ("seed 003 comparison table: 'Careful coordination between split assignment and checkpoint "
-              "triggering'; facts §3 SubtaskGatewayImpl (FLINK-28606), the older OperatorEventValve")
+              "triggering'; recovery facts §3.5 SubtaskGatewayImpl (FLINK-28606), the older OperatorEventValve")
     holder_class = _OpenGatewayHolder
 
 
@@ -143,7 +143,7 @@ class Valve2021(SourceJob):
 
     name = "valve-2021"
     flink_issue = None
-    source = "facts §3: 'Old (2021–2022): one valve per coordinator, reopened at afterSourceBarrierInjection(id)'"
+    source = "recovery facts §3.5: 'Old (2021–2022): one valve per coordinator, reopened at afterSourceBarrierInjection(id)'"
     holder_class = _Valve2021Holder
 
 
@@ -206,7 +206,7 @@ class TasksBeforeCoordinator(SourceJob):
 
     name = "tasks-before-coordinator"
     flink_issue = 'FLINK-18641'
-    source = "FLINK-18641 (tasks are triggered only after all coordinator checkpoints complete); facts §3 Ordering"
+    source = "FLINK-18641 (tasks are triggered only after all coordinator checkpoints complete); recovery facts §3.5 Ordering"
     checkpoint_coordinator_class = _TasksFirst
     holder_class = _TasksFirstHolder
 
@@ -233,7 +233,7 @@ class AddSplitsBackDropped(SourceJob):
 
     name = "add-splits-back-dropped"
     flink_issue = None
-    source = ("facts §3 Known issues: a review comment (StarRocks connector PR #503): 'addSplitsBack must lead to "
+    source = ("recovery facts §3.8 Known issues: a review comment (StarRocks connector PR #503): 'addSplitsBack must lead to "
               "re-assignment, or the splits are silently skipped'")
     holder_class = _DroppingHolder
 
@@ -255,17 +255,17 @@ class TrackerSurvivesGlobalReset(SourceJob):
 
     name = "tracker-survives-global-reset"
     flink_issue = None
-    source = ("facts §3: 'the tracker starts empty after a global reset, because the coordinator is recreated' "
+    source = ("recovery facts §3: 'the tracker starts empty after a global reset, because the coordinator is recreated' "
               "(RecreateOnResetOperatorCoordinator)")
     holder_class = _KeepTrackerHolder
 
 
 class FlinkJob(SourceJob):
-    """Flink as shipped (facts §3, the current per-subtask gateways)."""
+    """Flink as shipped (recovery facts §3, the current per-subtask gateways)."""
 
     name = ENGINE
     flink_issue = None
-    source = "facts §3"
+    source = "recovery facts §3"
 
 
 VARIANTS: dict[str, type[SourceJob]] = {

@@ -9,7 +9,7 @@ when every subtask is FINISHED); inside it, one node per subtask:
 * unfinished tasks in another state (CANCELED, DEPLOYING, ...) are yellow and name the state.
 
 ALL_TO_ALL job edges are drawn once, as a bold edge between the two clusters; POINTWISE edges
-are drawn task to task, dashed, following Flink's wiring rule (facts §1.7). Edges leaving
+are drawn task to task, dashed, following Flink's wiring rule (flip147 facts §1.7). Edges leaving
 finished tasks are grey: those channels have already delivered EndOfPartition.
 
 Vertices with more than :data:`COLLAPSE_ABOVE` subtasks are collapsed: consecutive subtasks
@@ -362,7 +362,7 @@ def _pointwise_group_edges(graph: JobGraph, source: str, target: str, groups: di
 
     for k, group in enumerate(groups[target]):
         # Flink's wiring is monotone and contiguous, so a run of downstream subtasks reads the
-        # partitions from the first one's first to the last one's last (facts §1.7).
+        # partitions from the first one's first to the last one's last (flip147 facts §1.7).
         first = consumed_partitions(upstream, downstream, group.start).start
         last = consumed_partitions(upstream, downstream, group.stop - 1).stop - 1
         for j in range(bisect.bisect_right(starts, first) - 1, bisect.bisect_right(starts, last)):

@@ -1,5 +1,5 @@
 """Flink's exactly-once barrier handler, engine style: ``SingleCheckpointBarrierHandler`` and one
-class per ``BarrierHandlerState`` (facts §2.1, §2.2).
+class per ``BarrierHandlerState`` (flip147 facts §2.1, §2.2).
 
 The classes keep Flink's names, fields and call order; each state method is a transition that
 returns the next state object. Side effects Flink performs on the task and the network (trigger
@@ -102,7 +102,7 @@ class InputChannels:
 
 
 # ----------------------------------------------------------------------------------------------
-# BarrierHandlerState classes (facts §2.2). ``ctx`` is the handler (Flink's Controller).
+# BarrierHandlerState classes (flip147 facts §2.2). ``ctx`` is the handler (Flink's Controller).
 
 
 class BarrierHandlerState:
@@ -297,7 +297,7 @@ STATE_CLASSES = {cls.__name__: cls for cls in (
 
 
 class SingleCheckpointBarrierHandler:
-    """One checkpoint at a time (facts §2.1). Build with :meth:`aligned` or :meth:`alternating`."""
+    """One checkpoint at a time (flip147 facts §2.1). Build with :meth:`aligned` or :meth:`alternating`."""
 
     input_channels_class = InputChannels
 

@@ -1,6 +1,6 @@
 """A task's input side as an engine wires it: ``CheckpointedInputGate`` routing events to the
 barrier handler, and ``StreamTask.triggerCheckpointAsync`` for RPC-triggered checkpoints
-(facts §2, §2.5). This is the object tests and the CLI drive: ``process(event) -> outputs``.
+(flip147 facts §2, §2.5). This is the object tests and the CLI drive: ``process(event) -> outputs``.
 
 Handler choice follows ``InputProcessorUtil``: aligned mode -> ``SingleCheckpointBarrierHandler
 .aligned``; unaligned mode -> ``.alternating`` (barriers are unaligned, or aligned and
@@ -99,7 +99,7 @@ class Task:
         return tuple(self.out)
 
     def trigger_checkpoint_async(self, checkpoint_id: int) -> None:
-        """StreamTask.triggerCheckpointAsync on a task with network inputs (facts §2.5)."""
+        """StreamTask.triggerCheckpointAsync on a task with network inputs (flip147 facts §2.5)."""
         if not self.open_channels:
             self.trigger_checkpoint_like_source(checkpoint_id)
             return

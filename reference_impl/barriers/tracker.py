@@ -1,4 +1,4 @@
-"""Flink's at-least-once barrier handler, engine style: ``CheckpointBarrierTracker`` (facts §2.3).
+"""Flink's at-least-once barrier handler, engine style: ``CheckpointBarrierTracker`` (flip147 facts §2.3).
 
 It never blocks a channel and tracks up to 50 pending checkpoints in a deque of
 ``CheckpointBarrierCount`` objects; a checkpoint that completes takes every older pending one

@@ -99,11 +99,11 @@ class _EopNotAlignedTracker(CheckpointBarrierTracker):
 
 class EopNotAligned(BarrierVariant):
     """EndOfPartition lowers the target of later checkpoints but does not count as the pending
-    checkpoint's barrier: the pending checkpoint never completes (facts §2.1 flag ON branch
+    checkpoint's barrier: the pending checkpoint never completes (flip147 facts §2.1 flag ON branch
     missing; invariant I6)."""
 
     name = "eop-not-aligned"
-    source = "facts §2.1 processEndOfPartition, FLINK-21086"
+    source = "flip147 facts §2.1 processEndOfPartition, FLINK-21086"
     modes = staticmethod(_flag_on)
     single_handler_class = _EopNotAlignedHandler
     tracker_class = _EopNotAlignedTracker
@@ -148,7 +148,7 @@ class TargetCountsEndedChannels(BarrierVariant):
     checkpoint" left out)."""
 
     name = "target-counts-ended-channels"
-    source = 'FLIP-147 seed "Extend the task Barrier Alignment" step 4; facts §2.1 target := numOpenChannels'
+    source = 'FLIP-147 seed "Extend the task Barrier Alignment" step 4; flip147 facts §2.1 target := numOpenChannels'
     modes = staticmethod(_exactly_once)
     single_handler_class = _TargetAllChannelsHandler
 
@@ -205,11 +205,11 @@ class NoCompleteWhenAllEnded(BarrierVariant):
 class RpcBlocksChannels(BarrierVariant):
     """RPC-triggered barriers mark their channels blocked (and resume them on completion), which
     the network never blocked: Flink's fix passes ``isRpcTriggered`` so that nothing is blocked
-    (PR #16977 "Do not resume channels if the barrier is received via RPC"; facts §2.5,
+    (PR #16977 "Do not resume channels if the barrier is received via RPC"; flip147 facts §2.5,
     StreamTaskFinalCheckpointsTest asserts the resume count stays 0)."""
 
     name = "rpc-blocks-channels"
-    source = "facts §2.5; apache/flink PR #16977"
+    source = "flip147 facts §2.5; apache/flink PR #16977"
     modes = staticmethod(lambda config: config.barriers_block and config.after_finished)
 
     def process_rpc_barrier(self, checkpoint_id, channel):
@@ -226,7 +226,7 @@ class NoBlocking(BarrierVariant):
     (``markChannelBlocked = false``), so records behind a barrier overtake the snapshot."""
 
     name = "no-blocking"
-    source = "facts §2.2 (block ch), §2.5 (markChannelBlocked = !isRpcTriggered)"
+    source = "flip147 facts §2.2 (block ch), §2.5 (markChannelBlocked = !isRpcTriggered)"
     modes = staticmethod(lambda config: config.barriers_block)
 
     def deliver_barrier(self, checkpoint_id, channel):
@@ -248,7 +248,7 @@ class AbortKeepsChannelsBlocked(BarrierVariant):
     ``unblockAllChannels``): the task stalls on those inputs."""
 
     name = "abort-keeps-channels-blocked"
-    source = "facts §2.2 (any aligned | abort | unblock all)"
+    source = "flip147 facts §2.2 (any aligned | abort | unblock all)"
     modes = staticmethod(lambda config: config.barriers_block)
     single_handler_class = _KeepBlockedOnAbortHandler
 
@@ -262,10 +262,10 @@ class _NoObsoleteCheckHandler(SingleCheckpointBarrierHandler):
 
 class NoObsoleteCheck(BarrierVariant):
     """``processBarrier`` without the obsolete-barrier check: a late barrier of an older (or
-    already aborted) checkpoint is counted for the current one (facts §2.1)."""
+    already aborted) checkpoint is counted for the current one (flip147 facts §2.1)."""
 
     name = "no-obsolete-check"
-    source = "facts §2.1 processBarrier (current > id or (current == id and not pending) -> obsolete)"
+    source = "flip147 facts §2.1 processBarrier (current > id or (current == id and not pending) -> obsolete)"
     modes = staticmethod(_exactly_once)
     single_handler_class = _NoObsoleteCheckHandler
 
@@ -290,7 +290,7 @@ class UnalignedCapturesAlignedChannels(BarrierVariant):
     that belong after the checkpoint would be replayed twice after a restore)."""
 
     name = "unaligned-captures-aligned-channels"
-    source = "facts §2.2 checkpointStarted/checkpointStopped; channel state persister"
+    source = "flip147 facts §2.2 checkpointStarted/checkpointStopped; channel state persister"
     # With an alignment timeout every channel whose barrier arrived is blocked until completion,
     # so the extra capture cannot happen there.
     modes = staticmethod(lambda config: config.mode == UNALIGNED and not config.alignment_timeout)
@@ -312,11 +312,11 @@ class _SubsumingTracker(CheckpointBarrierTracker):
 
 class TrackerSubsumes(BarrierVariant):
     """The at-least-once tracker aborting older pending checkpoints when a newer one starts, as
-    the exactly-once handler does (facts §2.3: "A newer barrier does not subsume older pending
+    the exactly-once handler does (flip147 facts §2.3: "A newer barrier does not subsume older pending
     entries")."""
 
     name = "tracker-subsumes"
-    source = "facts §2.3"
+    source = "flip147 facts §2.3"
     modes = staticmethod(lambda config: config.mode == AT_LEAST_ONCE)
     tracker_class = _SubsumingTracker
 
@@ -331,10 +331,10 @@ class _TriggersCancelledTracker(CheckpointBarrierTracker):
 
 class TrackerTriggersCancelled(BarrierVariant):
     """The tracker triggers a checkpoint whose cancellation marker it already saw once all its
-    barriers arrived (facts §2.3: "trigger it unless aborted")."""
+    barriers arrived (flip147 facts §2.3: "trigger it unless aborted")."""
 
     name = "tracker-triggers-cancelled"
-    source = "facts §2.3 CheckpointBarrierCount.isAborted"
+    source = "flip147 facts §2.3 CheckpointBarrierCount.isAborted"
     modes = staticmethod(lambda config: config.mode == AT_LEAST_ONCE)
     tracker_class = _TriggersCancelledTracker
 

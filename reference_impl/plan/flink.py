@@ -1,4 +1,4 @@
-"""Flink's ``DefaultCheckpointPlanCalculator`` as shipped (facts §1.3–§1.6).
+"""Flink's ``DefaultCheckpointPlanCalculator`` as shipped (flip147 facts §1.3–§1.6).
 
 Linear in tasks + job edges: job vertices are visited in topological order, each with a
 per-vertex "running" bit array (Flink's ``BitSet``); a vertex-level fast check skips vertices
@@ -38,7 +38,7 @@ __all__ = ["FlinkPlanCalculator", "bitset_size"]
 
 
 def bitset_size(parallelism: int) -> int:
-    """``new BitSet(parallelism).size()``: the allocated capacity, a multiple of 64 (facts §1.5)."""
+    """``new BitSet(parallelism).size()``: the allocated capacity, a multiple of 64 (flip147 facts §1.5)."""
     return max(1, (parallelism + 63) // 64) * 64
 
 
@@ -52,7 +52,7 @@ class FlinkPlanCalculator:
     wiring = staticmethod(integer_wiring)
 
     def calculate(self, graph: JobGraph) -> PlanResult:
-        # Step 1 (facts §1.3): hasFinishedTasks counts only real FINISHED transitions.
+        # Step 1 (flip147 facts §1.3): hasFinishedTasks counts only real FINISHED transitions.
         has_finished_tasks = any(FINISHED in graph.states[v] for v in graph.topological_order)
         if has_finished_tasks and not graph.checkpoints_after_tasks_finished:
             return Declined(NOT_ALL_REQUIRED_TASKS_RUNNING)
@@ -97,14 +97,14 @@ class FlinkPlanCalculator:
         return True
 
     def calculate_with_all_tasks_running(self, graph: JobGraph) -> CheckpointPlan:
-        """Facts §1.4: trigger every subtask of every vertex without inputs; wait for all."""
+        """flip147 facts §1.4: trigger every subtask of every vertex without inputs; wait for all."""
         every = {v: range(graph.parallelism(v)) for v in graph.topological_order}
         sources = {v: every[v] for v in graph.topological_order if not graph.inputs(v)}
         everything = TaskSet(every)
         return CheckpointPlan(TaskSet(sources), everything, everything, TaskSet(), frozenset())
 
     def calculate_after_tasks_finished(self, graph: JobGraph, running: dict[str, Sequence[bool]]) -> CheckpointPlan:
-        """Facts §1.5: wait for every running task; the trigger roots come from :meth:`trigger_roots`."""
+        """flip147 facts §1.5: wait for every running task; the trigger roots come from :meth:`trigger_roots`."""
         cardinality = {v: sum(bits) for v, bits in running.items()}
         wait_for: dict[str, Sequence[int]] = {}
         finished: dict[str, Sequence[int]] = {}
@@ -150,7 +150,7 @@ class FlinkPlanCalculator:
             if edge.pattern == ALL_TO_ALL:
                 active = cardinality[upstream] > 0
             else:
-                # Flink compares with BitSet.size(), the capacity, not the parallelism (facts §1.5).
+                # Flink compares with BitSet.size(), the capacity, not the parallelism (flip147 facts §1.5).
                 active = cardinality[upstream] == bitset_size(len(running[upstream]))
             if active:
                 return False

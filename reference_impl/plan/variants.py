@@ -8,7 +8,7 @@ checks, the wait/commit/finished sets) is Flink's.
 * ``wiki-a`` — the seed's first Appendix pseudocode (the fast check), as written.
 * ``wiki-b`` — the seed's second Appendix pseudocode (topological walk, ``tasks_to_check`` with
   union), as written. See :class:`WikiBPlanCalculator` for how its ambiguous lines are read.
-* ``flink-before-40482`` — counted CANCELED and FAILED tasks as finished (facts §5, FLINK-40482).
+* ``flink-before-40482`` — counted CANCELED and FAILED tasks as finished (flip147 facts §5, FLINK-40482).
 * ``flink-before-22379``, ``flink-before-22003`` — the earlier, weaker "tasks started" checks.
 * ``trigger-sources-only`` — the pre-FLIP-147 coordinator (seed, Figure 1).
 * ``flink-before-22863`` — float POINTWISE wiring (FLINK-22863).

@@ -1,4 +1,4 @@
-"""POINTWISE wiring as Flink computes it: closed forms over whole vertices (facts §1.7).
+"""POINTWISE wiring as Flink computes it: closed forms over whole vertices (flip147 facts §1.7).
 
 ``EdgeManagerBuildUtil.connectPointwise`` walks the partitions once per job edge; here the result
 is, for every downstream subtask, the ``range`` of upstream partitions it reads. The model's rule

@@ -1,4 +1,4 @@
-"""The approximate-recovery model and engine against Flink's own tests (facts §1) and hand cases."""
+"""The approximate-recovery model and engine against Flink's own tests (recovery facts §1) and hand cases."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The task-local recovery model and engine against Flink's own tests (facts §2) and hand cases."""
+"""The task-local recovery model and engine against Flink's own tests (recovery facts §2) and hand cases."""
 
 import pytest
 

@@ -50,7 +50,7 @@ def test_seed_figure1_both_sources_finished_triggers_c():
 @pytest.mark.parametrize("where", ["A", "C"])
 @pytest.mark.parametrize("algorithm", CORRECT_ALGORITHMS)
 def test_any_non_running_unfinished_task_declines(state, where, algorithm):
-    # facts §1.3 step 4: source and non-source, with and without finished tasks (FLINK-22379).
+    # flip147 facts §1.3 step 4: source and non-source, with and without finished tasks (FLINK-22379).
     for others in ({}, {"B": ["FINISHED"]}):
         graph = figure1({**others, where: [state]})
         assert plan_algorithm(algorithm)(graph) == Declined(NOT_ALL_REQUIRED_TASKS_RUNNING)
@@ -70,7 +70,7 @@ def test_feature_off_declines_as_soon_as_a_task_finished(algorithm):
 
 
 def test_bitset_size_quirk_vertex_with_64_running_upstream_is_skipped_by_the_fast_check():
-    # facts §1.5: for U = 64 all running, the POINTWISE shortcut fires; for U = 63 it cannot,
+    # flip147 facts §1.5: for U = 64 all running, the POINTWISE shortcut fires; for U = 63 it cannot,
     # and the per-task check must still give the same plan.
     for upstream in (63, 64, 128):
         graph = JobGraph.build([("a", upstream), ("b", 1), ("c", upstream)], [("a", "c", "POINTWISE"), ("b", "c", "ALL_TO_ALL")],

@@ -1,4 +1,4 @@
-"""The POINTWISE wiring rule (facts §1.7) and the engine's closed form agree for all U, D <= 64."""
+"""The POINTWISE wiring rule (flip147 facts §1.7) and the engine's closed form agree for all U, D <= 64."""
 
 import pytest
 
@@ -8,7 +8,7 @@ from flipcheck.model.pointwise import consumed_partitions, consumers_of_partitio
 from flipcheck.properties.plan_properties import pointwise_wiring
 from flipcheck.reference_impl.plan.wiring import integer_wiring
 
-# The table of facts §1.7 (PointwisePatternTest.testPointwiseConnectionSequence).
+# The table of flip147 facts §1.7 (PointwisePatternTest.testPointwiseConnectionSequence).
 FACT_TABLE = {
     (3, 5): [[0], [0], [1], [1], [2]],
     (3, 10): [[0]] * 4 + [[1]] * 3 + [[2]] * 3,

@@ -1,4 +1,4 @@
-"""Flink's own unit tests of FLIP-27 source coordination (facts §3 "Tests"), ported to the
+"""Flink's own unit tests of FLIP-27 source coordination (recovery facts §3.7 "Tests"), ported to the
 reference implementation (reference_impl/split_assignment.py)."""
 
 import pytest

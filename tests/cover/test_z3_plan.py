@@ -20,7 +20,7 @@ from flipcheck.reference_impl.plan.flink import FlinkPlanCalculator
 A2A, PW = ALL_TO_ALL, POINTWISE
 
 GRAPHS = {
-    # U < D and U > D across POINTWISE edges, including the uneven ratios of facts §1.7.
+    # U < D and U > D across POINTWISE edges, including the uneven ratios of flip147 facts §1.7.
     "pointwise-up": JobGraph.build([("src", 3), ("a", 5), ("b", 10), ("c", 4), ("d", 6)],
                                    [("src", "a", PW), ("a", "b", PW), ("src", "c", PW), ("c", "d", PW)]),
     "pointwise-down": JobGraph.build([("src", 10), ("a", 3), ("b", 2), ("c", 6), ("d", 4)],
@@ -118,7 +118,7 @@ def test_encoding_agrees_with_the_implementation_on_sampled_states(algorithm, do
 @pytest.mark.parametrize("upstream", [63, 64, 100, 128])
 def test_fast_check_encoding_compares_with_the_bitset_capacity(upstream):
     """Flink's POINTWISE "active upstream" test is cardinality == BitSet.size(): only a fully
-    running upstream whose parallelism is a multiple of 64 is active (facts §1.5)."""
+    running upstream whose parallelism is a multiple of 64 is active (flip147 facts §1.5)."""
     topology = JobGraph.build([("up", upstream), ("down", 8)], [("up", "down", PW)])
     states = SymbolicStates(topology)
     encoder = FlinkEncoder()

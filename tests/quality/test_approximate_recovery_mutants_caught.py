@@ -62,7 +62,7 @@ def test_stateful_machine_catches_subpartition_variant(name):
 
 
 def test_flink_as_shipped_differs_exactly_where_the_facts_say():
-    """No zombie check and no barrier dropping (facts §1); the checkpoint after the restart still
+    """No zombie check and no barrier dropping (recovery facts §1); the checkpoint after the restart still
     completes (a newer barrier subsumes the old one), and everything else holds."""
     rows = verify_approximate_recovery(budget_seconds=2, variant="flink-shipped")
     violated = sorted({r["name"] for r in rows if r["violations"]})
