@@ -57,7 +57,7 @@ MAX_CHART_EVENTS = 2_000
 
 
 def configure(parser) -> None:
-    from flipcheck.properties.barrier_replay import MODEL
+    from flipcheck.properties.barriers_replay import MODEL
     from flipcheck.cli.types import bounded_int
     from flipcheck.reference_impl.barriers import HANDLERS
 
@@ -78,7 +78,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from flipcheck.properties.barrier_replay import ImpossibleEvent, replay, summary, table
+    from flipcheck.properties.barriers_replay import ImpossibleEvent, replay, summary, table
     from flipcheck.errors import InputError, UsageError
     from flipcheck.model.barriers import Config, parse_event
 

@@ -71,7 +71,7 @@ def _check_options(args) -> None:
 
 
 def _bench_barriers(args) -> int:
-    from flipcheck.properties.barrier_explore import explore_model
+    from flipcheck.properties.barriers_explore import explore_model
     from flipcheck.designs.barriers import all_configs
 
     if not args.json:

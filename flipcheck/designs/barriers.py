@@ -28,11 +28,11 @@ The ``barriers`` suite: one task's barrier alignment with finished channels, ran
   blocks a channel the model does not, the sequence is cut before the first event the handler
   could not receive — its view already differs from the model's there, which
   ``refines_model`` reports. Every property of
-  :data:`~flipcheck.properties.barrier_properties.BARRIER_PROPERTIES` is checked except the
+  :data:`~flipcheck.properties.barriers_properties.BARRIER_PROPERTIES` is checked except the
   known findings on Flink's own tracker (``EXPECTED_FAILURES``, docs/barriers.md).
 * Exhaustive space (token ``exhaustive-c{C}-i{I}``): one case per configuration with 1..C
   channels (:func:`flipcheck.designs.barriers.all_configs`), explored breadth-first with every
-  property and refinement (:func:`flipcheck.properties.barrier_explore.explore_task`).
+  property and refinement (:func:`flipcheck.properties.barriers_explore.explore_task`).
 
 Counterexamples are minimised to the **shortest** trace: breadth-first exploration of the same
 configuration with fewer channels first, checking only the violated property; greedy event
@@ -66,8 +66,8 @@ from flipcheck.generators.channel_events import valid_events
 from flipcheck.generators.choices import SeededChooser, choice
 from flipcheck.model.barriers import MODES, UNALIGNED, format_event, Config, Step
 from flipcheck.model.channel_env import apply, initial_env, problem
-from flipcheck.properties.barrier_explore import EXPECTED_FAILURES, explore_task
-from flipcheck.properties.barrier_properties import BARRIER_PROPERTIES, PROPERTY_NAMES, check_trace
+from flipcheck.properties.barriers_explore import EXPECTED_FAILURES, explore_task
+from flipcheck.properties.barriers_properties import BARRIER_PROPERTIES, PROPERTY_NAMES, check_trace
 from flipcheck.reference_impl.barriers import HANDLERS, make_task
 
 
@@ -118,7 +118,7 @@ def _stateful(handler: str, budget_seconds: float, names: tuple) -> tuple[int, C
     """Run each mode's stateful machine in batches until the budget; a failing run counts one
     violation of the property its assertion names."""
     from hypothesis import HealthCheck, Phase, settings
-    from flipcheck.generators.barrier_machine import barrier_machine
+    from flipcheck.generators.barriers import barrier_machine
 
     deadline = time.perf_counter() + budget_seconds
     runs, failures = 0, Counter()
@@ -265,7 +265,7 @@ class BarriersSuite(Suite):
         return _shrink_by_deletion(config, tuple(events), algorithm, prop)
 
     def render(self, counterexample, algorithm: str, out_path: str) -> str:
-        from flipcheck.properties.barrier_replay import replay
+        from flipcheck.properties.barriers_replay import replay
         from flipcheck.render.barriers import render_chart
 
         config, events = _pair(counterexample)
@@ -356,7 +356,7 @@ def hunt(mutant: Mutant, budget_seconds: float) -> Detection:
     """Breadth-first exploration, properties only and then against the model, over the
     configurations in which the variant differs from Flink, smallest first: the first trace
     found is a shortest one."""
-    from flipcheck.properties.barrier_explore import explore_task
+    from flipcheck.properties.barriers_explore import explore_task
     from flipcheck.reference_impl.barriers import VARIANTS
 
     started = time.perf_counter()

@@ -14,7 +14,7 @@ Time runs downwards, one row per step. One lane per input channel and one for th
 Example
 -------
 >>> from flipcheck.model.barriers import Config, parse_event
->>> from flipcheck.properties.barrier_replay import replay
+>>> from flipcheck.properties.barriers_replay import replay
 >>> source = chart_source(replay(Config(2), [parse_event(t) for t in ("B1@0", "D@1", "E@1")]))
 >>> source.count("penwidth=4")        # channel 0 blocked between steps 1 and 3
 2
@@ -29,7 +29,7 @@ from flipcheck.model.barriers import (
     initial_state, view,
 )
 
-from flipcheck.properties.barrier_replay import Replay
+from flipcheck.properties.barriers_replay import Replay
 from flipcheck.render.sequence_chart import LaneChart
 
 __all__ = ["chart_source", "render_chart"]

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from flipcheck.model.barriers import MODES, UNALIGNED, Config
-from flipcheck.properties.barrier_properties import PROPERTY_NAMES
+from flipcheck.properties.barriers_properties import PROPERTY_NAMES
 from flipcheck.properties.z3_barriers import INVARIANTS
 from flipcheck.reference_impl.barriers import VARIANTS
 

@@ -1,4 +1,4 @@
-"""Barrier properties (properties/barrier_properties.py) and the generic explorer (properties/explore.py)."""
+"""Barrier properties (properties/barriers_properties.py) and the generic explorer (properties/explore.py)."""
 
 import pytest
 from hypothesis import given, settings
@@ -9,8 +9,8 @@ from flipcheck.model.barriers import (
     ABORTED, AT_LEAST_ONCE, INPUT_END_OF_STREAM, SUBSUMED, Config, Step, View, barrier, data, end_of_partition,
     rpc_trigger, run,
 )
-from flipcheck.properties.barrier_explore import EXPECTED_FAILURES, explore_model, explore_task
-from flipcheck.properties.barrier_properties import BARRIER_PROPERTIES, MONITORS, PROPERTY_NAMES, check_trace
+from flipcheck.properties.barriers_explore import EXPECTED_FAILURES, explore_model, explore_task
+from flipcheck.properties.barriers_properties import BARRIER_PROPERTIES, MONITORS, PROPERTY_NAMES, check_trace
 from flipcheck.properties.explore import explore
 from flipcheck.reference_impl.barriers import make_task
 

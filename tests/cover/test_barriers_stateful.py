@@ -1,13 +1,13 @@
 """Stateful hypothesis tests: Flink's handlers next to the model, one state machine per mode.
 
 The machines generate only valid channel behaviour and check refinement (same outputs and view)
-and every property after every step (generators/barrier_machine.py).
+and every property after every step (generators/barriers.py).
 """
 
 import pytest
 from hypothesis.stateful import run_state_machine_as_test
 
-from flipcheck.generators.barrier_machine import QUICK, barrier_machine
+from flipcheck.generators.barriers import QUICK, barrier_machine
 from flipcheck.model.barriers import ALIGNED, AT_LEAST_ONCE, UNALIGNED, Config
 
 AlignedMachine = barrier_machine(ALIGNED)

@@ -9,7 +9,7 @@ Flink makes about triggers, aborts, blocked channels and pending checkpoints are
 
 import pytest
 
-from flipcheck.properties.barrier_replay import replay, summary
+from flipcheck.properties.barriers_replay import replay, summary
 from flipcheck.model.barriers import (
     AT_LEAST_ONCE, INPUT_END_OF_STREAM, ON_CANCELLATION_BARRIER, SUBSUMED, TRIGGERED, UNALIGNED, UNBLOCKED, Config,
     channels_of, final_state, parse_event, run,

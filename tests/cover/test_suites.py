@@ -10,7 +10,7 @@ import pytest
 from flipcheck.generators.enumerate_dags import topology_space
 from flipcheck.model.graph_json import parse_graph
 from flipcheck.model.plan import checkpoint_plan
-from flipcheck.properties.barrier_explore import explore_task
+from flipcheck.properties.barriers_explore import explore_task
 from flipcheck.reference_impl.plan import plan_algorithm
 from flipcheck.designs import DesignUnavailable, available_designs
 from flipcheck.designs.suite import CRASH, checked, get_suite, resolve_case

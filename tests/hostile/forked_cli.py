@@ -29,7 +29,7 @@ STOPPED = "STOPPED_BEFORE_WORK"
 MEMORY_LIMIT = 2 * 1024**3  # address space per command: an honest bound, far above any sane run
 _PRELOAD = ("flipcheck.cli", "z3", "pyspark", "pyarrow", "networkx", "graphviz", "flipcheck.properties.job_explore",
             "flipcheck.properties.z3_plan", "flipcheck.render.core", "flipcheck.designs.suite", "flipcheck.designs.mutants",
-            "flipcheck.designs", "flipcheck.sweep.runner", "flipcheck.flink.import_plan", "flipcheck.properties.barrier_replay")
+            "flipcheck.designs", "flipcheck.sweep.runner", "flipcheck.flink.import_plan", "flipcheck.properties.barriers_replay")
 
 
 @dataclass

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from flipcheck.properties.barrier_replay import replay
-from flipcheck.generators.barrier_machine import QUICK, barrier_machine
+from flipcheck.properties.barriers_replay import replay
+from flipcheck.generators.barriers import QUICK, barrier_machine
 from flipcheck.model.barriers import AT_LEAST_ONCE, MODES, UNALIGNED, Config, format_event, parse_event
-from flipcheck.properties.barrier_explore import explore_task
-from flipcheck.properties.barrier_properties import PROPERTY_NAMES
+from flipcheck.properties.barriers_explore import explore_task
+from flipcheck.properties.barriers_properties import PROPERTY_NAMES
 from flipcheck.reference_impl.barriers import VARIANTS
 from machine_checks import machine_failure
 

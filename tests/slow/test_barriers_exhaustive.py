@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from flipcheck.model.barriers import Config, format_event
-from flipcheck.properties.barrier_explore import EXPECTED_FAILURES, explore_model, explore_task
-from flipcheck.properties.barrier_properties import PROPERTY_NAMES
+from flipcheck.properties.barriers_explore import EXPECTED_FAILURES, explore_model, explore_task
+from flipcheck.properties.barriers_properties import PROPERTY_NAMES
 
 MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "barriers.json").read_text())
 

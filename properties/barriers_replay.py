@@ -14,7 +14,7 @@ Example
 {'triggered': [1], 'aborted': [], 'pending': None, 'blocked': [], 'open_channels': 1, 'in_flight': {'1': [[1, 0], [1, 1]]}}
 >>> replay(cfg, [parse_event("E@0"), parse_event("D@0")])
 Traceback (most recent call last):
-flipcheck.properties.barrier_replay.ImpossibleEvent: event 2 (D@0): channel 0 already delivered EndOfPartition
+flipcheck.properties.barriers_replay.ImpossibleEvent: event 2 (D@0): channel 0 already delivered EndOfPartition
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from flipcheck.model.barriers import (
     channels_of, format_event, initial_state, step, view,
 )
 from flipcheck.model.channel_env import apply, initial_env, problem
-from flipcheck.properties.barrier_properties import BARRIER_PROPERTIES, check_trace
+from flipcheck.properties.barriers_properties import BARRIER_PROPERTIES, check_trace
 from flipcheck.reference_impl.barriers import make_task
 
 __all__ = ["ImpossibleEvent", "Replay", "replay", "summary", "table", "MODEL"]

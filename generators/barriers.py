@@ -5,7 +5,7 @@ valid channel behaviour (one rule per event kind, each choosing among the events
 environment allows next: FIFO channels, increasing ids, nothing after EndOfPartition, nothing on
 a blocked channel; see :mod:`flipcheck.model.channel_env`) and feed every event to the model and
 to the implementation. After every step it checks that both produced the same outputs and view
-(refinement) and that every property monitor of :mod:`flipcheck.properties.barrier_properties`
+(refinement) and that every property monitor of :mod:`flipcheck.properties.barriers_properties`
 still holds on the implementation's trace.
 
 Example
@@ -27,8 +27,8 @@ from flipcheck.model.barriers import (
     ANNOUNCE, BARRIER, CANCEL, DATA, END, RPC, TIMEOUT, Config, initial_state, step, view,
 )
 from flipcheck.model.channel_env import apply, candidates, enabled, initial_env
-from flipcheck.properties.barrier_explore import expected_skips, monitors_for
-from flipcheck.properties.barrier_properties import initial_view
+from flipcheck.properties.barriers_explore import expected_skips, monitors_for
+from flipcheck.properties.barriers_properties import initial_view
 from flipcheck.reference_impl.barriers import make_task
 
 from .channel_events import choose_event, configs

@@ -31,7 +31,7 @@ from flipcheck.model.barriers import Config, initial_state, step, view
 from flipcheck.model.channel_env import apply, candidates, enabled, initial_env
 from flipcheck.reference_impl.barriers import make_task
 
-from .barrier_properties import MONITORS, Monitor
+from .barriers_properties import MONITORS, Monitor
 from .explore import Exploration, explore
 from .violation import Violation
 
