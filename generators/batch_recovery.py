@@ -24,10 +24,12 @@ True
 
 from __future__ import annotations
 
-from flipcheck.model.batch_recovery import Config, enabled, initial_state, step
-from flipcheck.properties.batch_recovery_properties import REFINEMENT, check_step
+from flipcheck.model.batch_recovery import SYSTEM, Config, initial_state
+from flipcheck.properties.batch_recovery_properties import check_step
+from flipcheck.properties.refinement import refining_act
 
-from .choices import Chooser, HypothesisChooser, choice
+from .actions import calm_choice, random_walk
+from .choices import Chooser, HypothesisChooser
 from .job_graphs import generate_topology
 
 __all__ = ["generate_config", "generate_actions", "generate_case", "choose_action", "cases", "batch_machine", "MAX_STEPS"]
@@ -46,20 +48,11 @@ def generate_config(chooser: Chooser) -> Config:
 
 def choose_action(chooser: Chooser, options: list) -> tuple:
     """One of ``options``; failures (and ending the partition wait) less often than progress."""
-    calm = [a for a in options if a[0] not in _DISRUPTIVE]
-    return choice(chooser, calm if calm and not chooser.boolean(0.25) else options)
+    return calm_choice(chooser, options, _DISRUPTIVE, 0.25)
 
 
 def generate_actions(chooser: Chooser, config: Config, max_steps: int = MAX_STEPS) -> tuple:
-    state, actions = initial_state(config), []
-    for _ in range(max_steps):
-        options = enabled(config, state)
-        if not options:
-            break
-        action = choose_action(chooser, options)
-        actions.append(action)
-        state = step(config, state, action)
-    return tuple(actions)
+    return random_walk(chooser, SYSTEM, config, max_steps, choose_action)
 
 
 def generate_case(chooser: Chooser, max_steps: int = MAX_STEPS) -> tuple:
@@ -93,18 +86,9 @@ def batch_machine(variant: str = "flink", refinement: bool = True):
         @precondition(lambda self: hasattr(self, "config") and bool(self.job.enabled()))
         @rule(data=st.data())
         def act(self, data):
-            actions = self.job.enabled()
-            if refinement:
-                expected = enabled(self.config, self.spec)
-                assert actions == expected, f"{REFINEMENT}: after {self.trace}: enabled {actions}, model {expected}"
-            action = choose_action(HypothesisChooser(data.draw), actions)
-            self.trace.append(action)
-            before = self.job.view()
-            self.job.apply(action)
-            after = self.job.view()
-            if refinement:
-                self.spec = step(self.config, self.spec, action)
-                assert after == self.spec, f"{REFINEMENT}: after {self.trace}: {after} vs model {self.spec}"
+            choose = lambda actions: choose_action(HypothesisChooser(data.draw), actions)  # noqa: E731
+            action, before, after, self.spec = refining_act(SYSTEM, self.config, self.spec, self.job, choose,
+                                                            self.trace, refinement)
             found = check_step(self.config, action, before, after)
             assert not found, f"{found[0].property}: after {self.trace}: {found[0].message}"
 

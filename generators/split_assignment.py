@@ -20,10 +20,12 @@ True
 
 from __future__ import annotations
 
-from flipcheck.model.split_assignment import DESIGNS, Config, enabled, initial_state, step, view
-from flipcheck.properties.split_assignment_properties import REFINEMENT, advance, check_step, start
+from flipcheck.model.split_assignment import DESIGNS, SYSTEM, Config, initial_state
+from flipcheck.properties.refinement import refining_act
+from flipcheck.properties.split_assignment_properties import advance, check_step, start
 
-from .choices import Chooser, HypothesisChooser, choice
+from .actions import calm_choice, random_walk
+from .choices import Chooser, HypothesisChooser
 
 __all__ = ["generate_config", "generate_actions", "generate_case", "choose_action", "cases", "split_machine", "quick_settings", "MAX_STEPS"]
 
@@ -44,16 +46,7 @@ def generate_config(chooser: Chooser, design: str | None = None) -> Config:
 def generate_actions(chooser: Chooser, config: Config, max_steps: int = MAX_STEPS) -> tuple:
     """Up to ``max_steps`` actions, each enabled in the specification after the previous ones.
     Failures are chosen less often than the protocol's own steps, so that runs get far."""
-    state = initial_state(config)
-    actions = []
-    for _ in range(chooser.integer(1, max_steps)):
-        options = enabled(config, state)
-        if not options:
-            break
-        action = choose_action(chooser, options)
-        actions.append(action)
-        state = step(config, state, action)
-    return tuple(actions)
+    return random_walk(chooser, SYSTEM, config, chooser.integer(1, max_steps), choose_action)
 
 
 _DISRUPTIVE = ("fail", "lose", "global", "expire", "notify")
@@ -62,9 +55,7 @@ _DISRUPTIVE = ("fail", "lose", "global", "expire", "notify")
 def choose_action(chooser: Chooser, options: list) -> tuple:
     """One of ``options``: failures, expiries and notifications less often than the protocol's
     own steps (a notification early hides the bugs of the window before it)."""
-    calm = [a for a in options if a[0] not in _DISRUPTIVE]
-    pool = calm if calm and not chooser.boolean(0.2) else options
-    return choice(chooser, pool)
+    return calm_choice(chooser, options, _DISRUPTIVE, 0.2)
 
 
 def generate_case(chooser: Chooser, design: str | None = None, max_steps: int = MAX_STEPS) -> tuple:
@@ -116,19 +107,9 @@ def split_machine(variant: str = "flink", refinement: bool = True):
         @precondition(lambda self: hasattr(self, "config") and bool(self.job.enabled()))
         @rule(data=st.data())
         def act(self, data):
-            actions = self.job.enabled()
-            if refinement:
-                expected = enabled(self.config, self.spec)
-                assert actions == expected, f"{REFINEMENT}: {self.config} after {self.trace}: enabled {actions}, model {expected}"
-            action = choose_action(HypothesisChooser(data.draw), actions)
-            self.trace.append(action)
-            before = self.job.view()
-            self.job.apply(action)
-            after = self.job.view()
-            if refinement:
-                self.spec = step(self.config, self.spec, action)
-                assert after == view(self.config, self.spec), (
-                    f"{REFINEMENT}: {self.config} after {self.trace}: {after} vs model {view(self.config, self.spec)}")
+            choose = lambda actions: choose_action(HypothesisChooser(data.draw), actions)  # noqa: E731
+            action, before, after, self.spec = refining_act(SYSTEM, self.config, self.spec, self.job, choose,
+                                                            self.trace, refinement)
             found = check_step(self.history, action, before, after)
             assert not found, f"{found[0].property}: {self.config} after {self.trace}: {found[0].message}"
             self.history = advance(self.history, action, before, after)

@@ -77,10 +77,13 @@ from __future__ import annotations
 from functools import cache
 from typing import Iterable, NamedTuple
 
+from .actions import ActionSystem
+from .actions import run as run_actions
 from .execution_graph import predecessors
 from .jobgraph import JobGraph
 
 __all__ = [
+    "SYSTEM",
     "FINISHED_EVENT", "RESET_EVENT", "snapshot_due", "fresh_coordinators", "partition_decisions",
     "CREATED", "RUNNING", "FINISHED", "CANCELED", "PHASES", "ACTIONS",
     "Config", "Topology", "topology", "State", "initial_state", "enabled", "step", "run",
@@ -448,12 +451,7 @@ def _finish(config: Config, state: State, t: int) -> State:
 
 def run(config: Config, actions: Iterable[tuple], state: State | None = None) -> State:
     """Apply ``actions`` in order from ``state`` (default: the initial state); each must be enabled."""
-    state = initial_state(config) if state is None else state
-    for action in actions:
-        if action not in enabled(config, state):
-            raise ValueError(f"{action!r} is not enabled")
-        state = step(config, state, action)
-    return state
+    return run_actions(SYSTEM, config, actions, state)
 
 
 # -- the result ---------------------------------------------------------------------------------
@@ -485,3 +483,7 @@ def failure_free_run(config: Config) -> list[tuple]:
 def failure_free_result(config: Config) -> tuple:
     """The result of a run without failures (the same for every such run)."""
     return result(config, run(config, failure_free_run(config)))
+
+
+# The spec as an action system (flipcheck.model.actions): what replay and the stateful machine run.
+SYSTEM = ActionSystem(initial_state, enabled, step)

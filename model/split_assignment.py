@@ -96,7 +96,11 @@ from __future__ import annotations
 
 from typing import Iterable, NamedTuple
 
+from .actions import ActionSystem
+from .actions import run as run_actions
+
 __all__ = [
+    "SYSTEM",
     "COORDINATOR", "TASK_PERSISTENT", "TASK_RECONNECT", "DESIGNS", "NO_CHECKPOINT", "ACTIONS",
     "Config", "Reader", "Pending", "Completed", "State", "View",
     "initial_state", "enabled", "step", "run", "view", "settled", "owners",
@@ -423,12 +427,7 @@ def _global(config: Config, state: State) -> State:
 
 def run(config: Config, actions: Iterable[tuple], state: State | None = None) -> State:
     """Apply ``actions`` in order from ``state`` (default: the initial state); each must be enabled."""
-    state = initial_state(config) if state is None else state
-    for action in actions:
-        if action not in enabled(config, state):
-            raise ValueError(f"{action!r} is not enabled")
-        state = step(config, state, action)
-    return state
+    return run_actions(SYSTEM, config, actions, state)
 
 
 def view(config: Config, state: State) -> View:
@@ -471,3 +470,7 @@ def owners(v: View, split: int) -> list[str]:
         if split in v.done[r]:
             found.append(f"reader {r} (done)")
     return found
+
+
+# The spec as an action system (flipcheck.model.actions): what replay and the stateful machine run.
+SYSTEM = ActionSystem(initial_state, enabled, step, view)

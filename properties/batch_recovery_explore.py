@@ -32,13 +32,12 @@ Example
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-from flipcheck.model.batch_recovery import Config, State, enabled, initial_state, is_done, step
+from flipcheck.model.batch_recovery import SYSTEM, Config, State, enabled, initial_state, is_done, step
 from flipcheck.reference_impl.batch_recovery_variants import make_job
 
 from .batch_recovery_properties import BATCH_PROPERTIES, LIVENESS, REFINEMENT, check_step
 from .explore import Exploration, explore
+from .refinement import Step, StepMonitor, applied, replay_actions
 from .violation import Violation
 
 __all__ = ["explore_model", "explore_job", "replay", "Step", "properties_named", "stuck"]
@@ -101,10 +100,9 @@ def explore_job(config: Config, variant: str = "flink", refinement: bool = True,
         for action in actions:
             crashes += action[0] == "crash"
             job.restore(snapshot)
-            try:
-                job.apply(action)
-            except Exception as error:  # noqa: BLE001 - a crash of the code under test is a finding
-                yield action, state, [Violation("crash", f"{action}: {type(error).__name__}: {error}")]
+            crash = applied(job, action)
+            if crash is not None:
+                yield action, state, [crash]
                 continue
             after = job.view()
             problems = check_step(config, action, before, after, props) if props else []
@@ -120,41 +118,13 @@ def explore_job(config: Config, variant: str = "flink", refinement: bool = True,
     return _count_crashes(result, crashes)
 
 
-class Step(NamedTuple):
-    action: tuple
-    before: State
-    after: State
-    violations: tuple
-
-
 def replay(config: Config, actions, variant: str = "flink", refinement: bool = True,
            stop_at_first: bool = True) -> list[Step]:
-    """Run ``actions`` on ``variant`` with every property (and the model, with ``refinement``)."""
+    """Run ``actions`` on ``variant`` with every property (and the model, with ``refinement``);
+    a job that can do nothing more without being done gets a last ``stuck`` step."""
+    def at_end(last):
+        return None if is_done(config, last) or job.enabled() else Step(("stuck",), last, last, (stuck(config, last),))
+
     job = make_job(config, variant)
-    spec = initial_state(config)
-    steps: list[Step] = []
-    before = job.view()
-    for action in actions:
-        if action not in job.enabled():
-            steps.append(Step(action, before, before, (Violation(
-                REFINEMENT, f"{action} is not enabled in {variant} (enabled: {job.enabled()})"),)))
-            break
-        try:
-            job.apply(action)
-        except Exception as error:  # noqa: BLE001
-            steps.append(Step(action, before, before, (Violation("crash", f"{action}: {type(error).__name__}: {error}"),)))
-            break
-        after = job.view()
-        found = check_step(config, action, before, after)
-        if refinement:
-            spec = step(config, spec, action)
-            if spec != after:
-                found.append(Violation(REFINEMENT, f"{action}: implementation {after}, model {spec}"))
-        steps.append(Step(action, before, after, tuple(found)))
-        before = after
-        if found and stop_at_first:
-            break
-    else:
-        if not job.enabled() and not is_done(config, before):
-            steps.append(Step(("stuck",), before, before, (stuck(config, before),)))
-    return steps
+    return replay_actions(SYSTEM, job, config, actions, StepMonitor(lambda c: c, check_step), variant=variant,
+                          refinement=refinement, stop_at_first=stop_at_first, at_end=at_end)

@@ -30,6 +30,7 @@ from flipcheck.model.batch_recovery import (
     CREATED, FINISHED, FINISHED_EVENT, Config, State, failure_free_result, result, snapshot_due, topology,
 )
 
+from .refinement import REFINEMENT
 from .violation import Property, Violation
 
 __all__ = [
@@ -41,7 +42,6 @@ __all__ = [
 ]
 
 LIVENESS = "job_completes"
-REFINEMENT = "refines_model"
 
 
 def task_name(config: Config, t: int) -> str:

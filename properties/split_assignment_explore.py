@@ -33,11 +33,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from flipcheck.model.split_assignment import (
-    COORDINATOR, DESIGNS, Config, View, enabled, initial_state, settled, step, view,
+    COORDINATOR, DESIGNS, SYSTEM, Config, View, enabled, initial_state, settled, step, view,
 )
 from flipcheck.reference_impl.split_assignment_variants import make_job
 
 from .explore import Exploration, cannot_reach, explore, explore_graph
+from .refinement import Step, StepMonitor, applied, replay_actions
 from .split_assignment_properties import (
     LIVENESS, REFINEMENT, SPLIT_PROPERTIES, advance, check_step, inbox_splits, start,
 )
@@ -104,10 +105,9 @@ def explore_job(config: Config, variant: str = "flink", refinement: bool = True,
         for action in actions:
             job.restore(snapshot)
             problems: list = []
-            try:
-                job.apply(action)
-            except Exception as error:  # noqa: BLE001 - a crash of the code under test is a finding
-                yield action, state, [Violation("crash", f"{action}: {type(error).__name__}: {error}")]
+            crash = applied(job, action)
+            if crash is not None:
+                yield action, state, [crash]
                 continue
             after = job.view()
             spec2 = None
@@ -211,49 +211,12 @@ def compare_designs(config: Config) -> list[DesignComparison]:
     return rows
 
 
-class Step(NamedTuple):
-    action: tuple
-    before: View
-    after: View
-    violations: tuple
-
-
 def replay(config: Config, actions, variant: str = "flink", refinement: bool = True,
            stop_at_first: bool = True) -> list[Step]:
     """Run ``actions`` on ``variant``, checking every property (and, with ``refinement``, the
-    model) at each step. An action the implementation does not enable ends the run with a
-    ``refines_model`` violation; with ``stop_at_first`` the first violating step ends it."""
-    job = make_job(config, variant)
-    spec = initial_state(config)
-    history = start(config)
-    steps: list[Step] = []
-    before = job.view()
-    initial = check_step(history, None, None, before)
-    if initial:
-        return [Step(("start",), before, before, tuple(initial))]
-    for action in actions:
-        if action not in job.enabled():
-            steps.append(Step(action, before, before, (Violation(
-                REFINEMENT, f"{action} is not enabled in {variant} (enabled: {job.enabled()})"),)))
-            break
-        try:
-            job.apply(action)
-        except Exception as error:  # noqa: BLE001 - a crash of the code under test is a finding
-            steps.append(Step(action, before, before, (Violation("crash", f"{action}: {type(error).__name__}: {error}"),)))
-            break
-        after = job.view()
-        found = check_step(history, action, before, after)
-        if refinement:
-            spec = step(config, spec, action)
-            if view(config, spec) != after:
-                found.append(Violation(REFINEMENT, f"{action}: implementation {after}, model {view(config, spec)}"))
-        steps.append(Step(action, before, after, tuple(found)))
-        history = advance(history, action, before, after)
-        before = after
-        if found and stop_at_first:
-            break
-        if refinement and job.enabled() != enabled(config, spec):
-            steps.append(Step(("enabled",), after, after, (Violation(
-                REFINEMENT, f"enabled actions {job.enabled()}, the model enables {enabled(config, spec)}"),)))
-            break
-    return steps
+    model and its enabled actions) at each step. An action the implementation does not enable
+    ends the run with a ``refines_model`` violation; with ``stop_at_first`` the first violating
+    step ends it."""
+    monitor = StepMonitor(start, check_step, advance, check_start=True)
+    return replay_actions(SYSTEM, make_job(config, variant), config, actions, monitor, variant=variant,
+                          refinement=refinement, stop_at_first=stop_at_first, check_enabled=True)

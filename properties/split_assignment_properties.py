@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 from flipcheck.model.split_assignment import NO_CHECKPOINT, SPLIT, Config, View, owners, settled
 
+from .refinement import REFINEMENT
 from .violation import Property, Violation
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
 ]
 
 LIVENESS = "every_split_eventually_read"
-REFINEMENT = "refines_model"
 
 
 class History(NamedTuple):

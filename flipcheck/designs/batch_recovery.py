@@ -46,7 +46,7 @@ from collections import Counter
 import time
 
 from flipcheck.designs import title_of
-from flipcheck.designs.common import hunt_with, mutant_list, rows, stateful_rows
+from flipcheck.designs.common import check_variant, hunt_with, mutant_list, rows, stateful_rows
 from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
 from flipcheck.designs.generated_suite import GeneratedSuite
 from flipcheck.generators.batch_recovery import batch_machine, generate_case as _generate
@@ -156,15 +156,9 @@ def render_case(case, out_path: str, variant: str = ENGINE) -> str:
     return render_run(config, replay(config, actions, variant), out_path, variant)
 
 
-def _check_variant(variant: str) -> str:
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r} (expected one of {', '.join(VARIANTS)})")
-    return variant
-
-
 def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
     """Rows ``{"name", "cases", "violations", "driver"}``; ``variant`` names a variant (default ``flink``)."""
-    name = _check_variant(variant or ENGINE)
+    name = check_variant(variant or ENGINE, VARIANTS)
     started = time.perf_counter()
     deadline = started + budget_seconds * 0.45
     states, crash_points, configs, found = 0, 0, 0, Counter()

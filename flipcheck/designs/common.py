@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from typing import Callable, Iterable, Sequence
 
-__all__ = ["first_paragraph", "rows", "merged", "random_rows", "stateful_rows", "mutant_list", "hunt_with", "seeded_run"]
+__all__ = ["check_variant", "first_paragraph", "rows", "merged", "random_rows", "stateful_rows", "mutant_list", "hunt_with", "seeded_run"]
 
 
 def rows(names: Iterable[str], cases: int, found: Counter, driver: str) -> list[dict]:
@@ -99,6 +99,13 @@ def seeded_run(machine, run_settings, seed: str) -> None:
         run_state_machine_as_test(machine, settings=run_settings)
     finally:
         random.setstate(state)
+
+
+def check_variant(variant: str, variants) -> str:
+    """``variant`` if it is one of ``variants``; ValueError naming them otherwise."""
+    if variant not in variants:
+        raise ValueError(f"unknown variant {variant!r} (expected one of {', '.join(variants)})")
+    return variant
 
 
 def first_paragraph(text: str | None) -> str:

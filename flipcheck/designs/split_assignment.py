@@ -58,7 +58,7 @@ import re
 import time
 
 from flipcheck.designs import title_of
-from flipcheck.designs.common import seeded_run
+from flipcheck.designs.common import check_variant, seeded_run
 from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
 from flipcheck.designs.suite import CRASH, EXHAUSTIVE_PREFIX, CaseSpace, Outcome, Suite, checked
 from flipcheck.generators.choices import SeededChooser
@@ -106,15 +106,9 @@ def render_case(case: tuple, out_path: str, variant: str = ENGINE) -> str:
     return render_chart(config, replay(config, actions, variant), out_path)
 
 
-def _check_variant(variant: str) -> str:
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r} (expected one of {', '.join(VARIANTS)})")
-    return variant
-
-
 def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
     """Rows ``{"name", "cases", "violations", "driver"}``; ``variant`` names a variant (default ``flink``)."""
-    name = _check_variant(variant or ENGINE)
+    name = check_variant(variant or ENGINE, VARIANTS)
     started = time.perf_counter()
     rows: list[dict] = []
 

@@ -68,10 +68,10 @@ def test_mutants_are_named_variants_of_their_design(name):
 
 # Modules of the layers that serve several designs, named for what they are.
 SHARED = {
-    "model": {"jobgraph", "execution_graph", "graph_json", "pointwise", "channel_env"},
+    "model": {"jobgraph", "execution_graph", "graph_json", "pointwise", "channel_env", "actions"},
     "reference_impl": set(),
-    "properties": {"explore", "violation"},
-    "generators": {"choices", "job_graphs", "enumerate_dags", "channel_events"},
+    "properties": {"explore", "violation", "refinement"},
+    "generators": {"choices", "job_graphs", "enumerate_dags", "channel_events", "actions"},
 }
 # How a layer names a design's module: the design's stem, then an optional suffix.
 LAYER_FORMS = {
