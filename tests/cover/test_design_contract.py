@@ -112,6 +112,6 @@ def test_the_docs_name_every_property_and_variant(name):
     assert missing == []
 
 
-def test_the_docs_index_lists_every_design():
+def test_the_docs_index_lists_every_design_with_its_registered_title():
     index = (ROOT / "docs" / "README.md").read_text()
-    assert [name for name in NAMES if f"({name}.md)" not in index] == []
+    assert [name for name in NAMES if f"* [{name}.md]({name}.md) — {title_of(name)}" not in index] == []
