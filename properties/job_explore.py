@@ -58,8 +58,8 @@ from .job_properties import (
 )
 from .violation import Violation
 
-__all__ = ["Counterexample", "TraceStep", "JobExploration", "GRAPH_PROPERTIES", "explore_job", "replay", "simulate", "end_state",
-           "canonical", "checkpoint_ids", "rename_ids", "rename_label"]
+__all__ = ["Counterexample", "TraceStep", "JobExploration", "GRAPH_PROPERTIES", "explore_job", "replay", "simulate",
+           "end_state", "canonical", "checkpoint_ids", "rename_ids", "rename_label"]
 
 
 @dataclass

@@ -109,45 +109,15 @@ class Job:
         graph = self.graph
         order = [(v, i) for v in graph.topological_order for i in range(graph.parallelism(v))]
         index = {task: n for n, task in enumerate(order)}
-        channels: list[ChannelInfo] = []
-        inputs: dict[int, list[int]] = {n: [] for n in range(len(order))}
-        outputs: dict[int, list[int]] = {n: [] for n in range(len(order))}
-        edge_channels: dict[tuple, list[int]] = {}
-        for n, task in enumerate(order):
-            for edge, upstream in input_connections(graph, task):
-                u = index[upstream]
-                c = len(channels)
-                channels.append(ChannelInfo(index=c, source=u, target=n, local=len(inputs[n]),
-                                            position=len(outputs[u]), pattern=edge.pattern))
-                inputs[n].append(c)
-                outputs[u].append(c)
-                edge_channels.setdefault((u, id(edge)), []).append(c)
+        channels, inputs, outputs, edge_channels = _expand_channels(graph, order, index)
         next_record = 0
         tasks = []
         for n, (vertex_id, subtask) in enumerate(order):
-            vertex = graph.vertex(vertex_id)
-            extra = vertex.extra
             routes = tuple(tuple(edge_channels[(n, id(e))]) for e in graph.outputs(vertex_id)
                            if (n, id(e)) in edge_channels)
-            two_pc = _flag(extra, "two_phase_commit_sink", vertex_id)
-            sink_v2 = _flag(extra, "sink_v2", vertex_id)
-            union = _flag(extra, "union_list_state", vertex_id)
-            for key, on in (("two_phase_commit_sink", two_pc), ("sink_v2", sink_v2)):
-                if on and graph.outputs(vertex_id):
-                    raise ValueError(f"vertex {vertex_id!r}: {key} on a vertex with outputs")
-            if two_pc and sink_v2:
-                raise ValueError(f"vertex {vertex_id!r}: two_phase_commit_sink and sink_v2 are two sink kinds, set one")
-            if inputs[n]:
-                if "records" in extra:
-                    raise ValueError(f"vertex {vertex_id!r}: \"records\" is only for sources (vertices without inputs)")
-                records: tuple = ()
-            else:
-                count = extra.get("records", default_records)
-                problem = vertex_flag_problem("records", count)
-                if problem:
-                    raise ValueError(f"vertex {vertex_id!r}: \"records\" {problem}")
-                records = tuple(range(next_record, next_record + count))
-                next_record += count
+            two_pc, sink_v2, union = _vertex_flags(graph, vertex_id)
+            records = _source_records(graph, vertex_id, bool(inputs[n]), next_record, default_records)
+            next_record += len(records)
             tasks.append(TaskInfo(index=n, vertex=vertex_id, subtask=subtask, inputs=tuple(inputs[n]),
                                   outputs=tuple(outputs[n]), routes=routes, records=records,
                                   two_phase_commit=two_pc or sink_v2, union_list_state=union, sink_v2=sink_v2))
@@ -159,17 +129,7 @@ class Job:
         self.all_tasks = (1 << len(tasks)) - 1
         self.handler_configs = tuple(
             bar.Config(len(t.inputs), self.mode, self.after_finished) if t.inputs else None for t in tasks)
-        # Number of job-graph paths from each vertex to each vertex: how often a record of a
-        # source must reach a sink vertex (once per path, J2).
-        paths: dict[tuple[str, str], int] = {}
-        for v in graph.topological_order:
-            paths[(v, v)] = 1
-        for target in graph.topological_order:
-            for edge in graph.inputs(target):
-                for v in graph.topological_order:
-                    if (v, edge.source) in paths:
-                        paths[(v, target)] = paths.get((v, target), 0) + paths[(v, edge.source)]
-        self.paths = paths
+        self.paths = _path_counts(graph)
 
     def name(self, task: int) -> str:
         return self.tasks[task].name
@@ -235,3 +195,65 @@ def _flag(extra, key: str, vertex_id: str) -> bool:
     return value
 
 
+def _expand_channels(graph: JobGraph, order: list, index: dict) -> tuple[list, dict, dict, dict]:
+    """The channels (one per upstream subtask and downstream subtask an edge connects), each
+    task's input and output channels in order, and per (upstream task, job edge) the channels a
+    record may take (J2)."""
+    channels: list[ChannelInfo] = []
+    inputs: dict[int, list[int]] = {n: [] for n in range(len(order))}
+    outputs: dict[int, list[int]] = {n: [] for n in range(len(order))}
+    edge_channels: dict[tuple, list[int]] = {}
+    for n, task in enumerate(order):
+        for edge, upstream in input_connections(graph, task):
+            u = index[upstream]
+            c = len(channels)
+            channels.append(ChannelInfo(index=c, source=u, target=n, local=len(inputs[n]),
+                                        position=len(outputs[u]), pattern=edge.pattern))
+            inputs[n].append(c)
+            outputs[u].append(c)
+            edge_channels.setdefault((u, id(edge)), []).append(c)
+    return channels, inputs, outputs, edge_channels
+
+
+def _vertex_flags(graph: JobGraph, vertex_id: str) -> tuple[bool, bool, bool]:
+    """The vertex's ``two_phase_commit_sink``, ``sink_v2`` and ``union_list_state`` flags
+    (ValueError for a sink flag on a vertex with outputs, or both sink kinds)."""
+    extra = graph.vertex(vertex_id).extra
+    two_pc = _flag(extra, "two_phase_commit_sink", vertex_id)
+    sink_v2 = _flag(extra, "sink_v2", vertex_id)
+    union = _flag(extra, "union_list_state", vertex_id)
+    for key, on in (("two_phase_commit_sink", two_pc), ("sink_v2", sink_v2)):
+        if on and graph.outputs(vertex_id):
+            raise ValueError(f"vertex {vertex_id!r}: {key} on a vertex with outputs")
+    if two_pc and sink_v2:
+        raise ValueError(f"vertex {vertex_id!r}: two_phase_commit_sink and sink_v2 are two sink kinds, set one")
+    return two_pc, sink_v2, union
+
+
+def _source_records(graph: JobGraph, vertex_id: str, has_inputs: bool, first: int, default_records: int) -> tuple:
+    """J1: the record ids a subtask of ``vertex_id`` emits, numbered from ``first``; () for a task
+    with inputs (ValueError for a ``"records"`` flag there or a bad one on a source)."""
+    extra = graph.vertex(vertex_id).extra
+    if has_inputs:
+        if "records" in extra:
+            raise ValueError(f"vertex {vertex_id!r}: \"records\" is only for sources (vertices without inputs)")
+        return ()
+    count = extra.get("records", default_records)
+    problem = vertex_flag_problem("records", count)
+    if problem:
+        raise ValueError(f"vertex {vertex_id!r}: \"records\" {problem}")
+    return tuple(range(first, first + count))
+
+
+def _path_counts(graph: JobGraph) -> dict[tuple[str, str], int]:
+    """Number of job-graph paths from each vertex to each vertex: how often a record of a
+    source must reach a sink vertex (once per path, J2)."""
+    paths: dict[tuple[str, str], int] = {}
+    for v in graph.topological_order:
+        paths[(v, v)] = 1
+    for target in graph.topological_order:
+        for edge in graph.inputs(target):
+            for v in graph.topological_order:
+                if (v, edge.source) in paths:
+                    paths[(v, target)] = paths.get((v, target), 0) + paths[(v, edge.source)]
+    return paths

@@ -147,7 +147,7 @@ def receive_notification(job: Job, s: JobState, t: int) -> Steps:
 
 
 def receive_trigger_rpc(job: Job, s: JobState, t: int) -> Steps:
-    """C4 and facts §2.5: the oldest trigger RPC on its way reaches task ``t``. A FINISHED task
+    """C4 and facts §2.5: a trigger RPC reaches task ``t`` (the oldest one on its way). A FINISHED task
     declines it (FLINK-23741; a CANCELED one is unknown, facts §3.2); a source takes its snapshot
     at once (J5, or J9 for a synchronous savepoint); a task with inputs hands it to its barrier
     handler (its upstream tasks all finished)."""
@@ -313,7 +313,7 @@ def _perform_checkpoint(n: Step, t: int, k: int) -> None:
     job, info = n.job, n.job.tasks[t]
     final_min = n.tasks[t].final_min
     if not final_min and n.tasks[t].phase == END_OF_DATA and job.after_finished:
-        final_min = k
+        final_min = k  # facts §3.1: the first checkpoint performed after end of data
     if info.sink_v2:
         _prepare_snapshot_pre_barrier(n, t, k)
     ts = n.tasks[t]
