@@ -16,23 +16,16 @@ docstring (:mod:`flipcheck.model.job`); each function cites the rules it encodes
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
-
 from .state import (
     END_OF_DATA, FINISHED, NO_STOP_ID, RUNNING, TASK_CLOSING, JobState, Pending, RestorePoint, Snapshot,
 )
-from .step import Step, replaced
-
-if TYPE_CHECKING:
-    from .structure import Job
+from .step import Step, Steps, replaced
+from .structure import Job
 
 __all__ = [
     "receive_acknowledgement", "receive_finished_reports", "trigger", "stop_with_savepoint",
     "start_pending", "decline", "abort_pending",
 ]
-
-Steps = Iterator[tuple[tuple, Step]]
-
 
 # ----------------------------------------------------------------------------------------------
 # The actions of the coordinator

@@ -12,20 +12,16 @@ yields the one failover step while the job's bound on failures allows one more.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
-
 from .coordinator import abort_pending
 from .state import DATA, EOI, FAILOVER, JobState
-from .step import Step
+from .step import Step, Steps
+from .structure import Job
 from .tasks import commit, fresh_task
-
-if TYPE_CHECKING:
-    from .structure import Job
 
 __all__ = ["failover"]
 
 
-def failover(job: Job, s: JobState) -> Iterator[tuple[tuple, Step]]:
+def failover(job: Job, s: JobState) -> Steps:
     """F1: every task restarts from the latest completed checkpoint (from scratch without one);
     the coordinator forgets its views (FINISHED and end of data: C6, FLINK-32945's fix), drops the
     reports on their way and aborts the pending checkpoint."""

@@ -18,14 +18,12 @@ state it started from is never changed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Iterator
 
 from .state import JobState
+from .structure import Job
 
-if TYPE_CHECKING:
-    from .structure import Job
-
-__all__ = ["Step", "replaced"]
+__all__ = ["Step", "Steps", "replaced"]
 
 
 def replaced(values: tuple, index: int, value) -> tuple:
@@ -62,3 +60,7 @@ class Step:
         """Send ``message`` on every output channel of task ``t``."""
         for c in self.job.tasks[t].outputs:
             self.send(c, message)
+
+
+# What an action yields: ``(label, step)`` for each of its steps enabled in a state.
+Steps = Iterator[tuple[tuple, Step]]

@@ -18,7 +18,7 @@ package docstring (:mod:`flipcheck.model.job`); each function cites the rules it
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import Sequence
 
 from .. import barriers as bar
 from .coordinator import decline
@@ -26,18 +26,13 @@ from .state import (
     BARRIER, CANCEL, CANCELED, DATA, END_OF_DATA, END_OF_DATA_MSG, END_OF_PARTITION_MSG, EOD, EOI, EOP, FINISHED,
     FINISHED_TASK, RUNNING, STOPPED, TASK_CLOSING, TASK_NOT_READY, JobState, Snapshot, TaskState,
 )
-from .step import Step, replaced
-
-if TYPE_CHECKING:
-    from .structure import Job
+from .step import Step, Steps, replaced
+from .structure import Job
 
 __all__ = [
     "emit", "end_of_data", "receive", "poll_released", "finish", "receive_notification", "receive_trigger_rpc",
     "fresh_task", "may_finish", "send_barrier", "commit",
 ]
-
-Steps = Iterator[tuple[tuple, Step]]
-
 
 # ----------------------------------------------------------------------------------------------
 # The actions of a task
