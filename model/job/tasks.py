@@ -77,7 +77,7 @@ def receive(job: Job, s: JobState, t: int) -> Steps:
 
 
 def poll_released(job: Job, s: JobState, t: int) -> Steps:
-    """J3, FLINK-22368 (variant only): the gate polls input ``local`` although its EndOfPartition
+    """J3, FLINK-22368 (variant only): the gate polls an input although its EndOfPartition
     released it; the channel throws ``CancelTaskException`` and the task is cancelled."""
     ts, info = s.tasks[t], job.tasks[t]
     if info.is_source or not ts.active or job.protocol.dequeue_released_channels:
