@@ -166,7 +166,7 @@ Example
 ((0,),)
 """
 
-from .machine import COORDINATOR_ACTIONS, TASK_ACTIONS, initial_state, is_end, run, successors
+from .machine import COORDINATOR_ACTIONS, INPUT_TASK_ACTIONS, SOURCE_ACTIONS, initial_state, is_end, run, successors
 from .protocol import Protocol
 from .state import (
     BARRIER, CANCEL, CANCELED, DATA, END_OF_DATA, EOD, EOI, EOP, FAILOVER, FINISHED, FINISHED_TASK, NO_STOP_ID,
@@ -181,5 +181,5 @@ __all__ = [
     "TASK_NOT_READY", "TASK_CLOSING", "FAILOVER", "DATA", "BARRIER", "CANCEL", "EOD", "EOP",
     "Protocol", "TaskInfo", "ChannelInfo", "Job", "MAX_TASKS", "MAX_CHANNELS", "MAX_RECORDS", "job_size_problem",
     "Snapshot", "TaskState", "FINISHED_TASK", "Pending", "RestorePoint", "Coordinator", "JobState",
-    "Step", "TASK_ACTIONS", "COORDINATOR_ACTIONS", "initial_state", "successors", "is_end", "run",
+    "Step", "SOURCE_ACTIONS", "INPUT_TASK_ACTIONS", "COORDINATOR_ACTIONS", "initial_state", "successors", "is_end", "run",
 ]

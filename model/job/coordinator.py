@@ -2,7 +2,7 @@
 
 The *actions* are :func:`receive_acknowledgement` (one per task ``t``: ``action(job, state,
 t)``) and :func:`receive_finished_reports`, :func:`trigger` and :func:`stop_with_savepoint`
-(``action(job, state)``); each yields ``(label, step)`` for every such step enabled in ``state``.
+(``action(job, state)``); each returns ``(label, step)`` for every such step enabled in ``state``.
 The functions after them are the rule bodies, which the task rules reach too: a decline
 (:func:`decline`) aborts the pending checkpoint at once. The rule texts are in the package
 docstring (:mod:`flipcheck.model.job`); each function cites the rules it encodes.
@@ -36,12 +36,12 @@ def receive_acknowledgement(job: Job, s: JobState, t: int) -> Steps:
     after the snapshot); the last one awaited completes the checkpoint."""
     ts = s.tasks[t]
     if not ts.active or not ts.outbox:
-        return
+        return []
     n = Step(job, s)
     (k, snapshot), rest = ts.outbox[0], ts.outbox[1:]
     n.tasks[t] = ts._replace(outbox=rest)
     _acknowledge(n, t, k, snapshot)
-    yield ("ack", t, k), n
+    return [(("ack", t, k), n)]
 
 
 def receive_finished_reports(job: Job, s: JobState) -> Steps:
@@ -49,12 +49,14 @@ def receive_finished_reports(job: Job, s: JobState) -> Steps:
     reports of FINISHED status arrived at JobMaster is not guaranteed") and joins the
     coordinator's view."""
     c = s.coordinator
+    steps = []
     for t in range(len(job.tasks)):
         if c.finished_reports >> t & 1:
             n = Step(job, s)
             n.coord = c._replace(finished_reports=c.finished_reports & ~(1 << t),
                                  known_finished=c.known_finished | 1 << t, learned=True)
-            yield ("report-finished", t), n
+            steps.append((("report-finished", t), n))
+    return steps
 
 
 def trigger(job: Job, s: JobState) -> Steps:
@@ -63,13 +65,13 @@ def trigger(job: Job, s: JobState) -> Steps:
     from its view; a declined plan starts nothing (facts §1.3: pre-flight failures take no id)."""
     c = s.coordinator
     if c.pending is not None or c.stopped:
-        return
+        return []
     with_data = _some_source_has_data(job, s)
     if not _may_trigger(job, s, with_data):
-        return
+        return []
     plan = job.plan(c.known_finished)
     if isinstance(plan, str) and not c.learned:
-        return  # nothing would change
+        return []  # nothing would change
     n = Step(job, s)
     if c.learned and c.known_end_of_data == job.all_tasks:
         n.notes.append(("end-of-data-trigger", c.known_end_of_data))  # the coordinator believes every task ended
@@ -79,7 +81,7 @@ def trigger(job: Job, s: JobState) -> Steps:
     else:
         n.coord = c._replace(started_with_data=c.started_with_data + with_data, learned=False)
         start_pending(n, plan)
-    yield ("trigger", c.last_id + 1), n
+    return [(("trigger", c.last_id + 1), n)]
 
 
 def stop_with_savepoint(job: Job, s: JobState) -> Steps:
@@ -88,7 +90,7 @@ def stop_with_savepoint(job: Job, s: JobState) -> Steps:
     checkpoint (C2) whose id the coordinator keeps as ``stop_id``."""
     c = s.coordinator
     if not job.stop_with_savepoint or c.stop_id or c.pending is not None:
-        return
+        return []
     plan = job.plan(c.known_finished)
     n = Step(job, s)
     if isinstance(plan, str):
@@ -97,7 +99,7 @@ def stop_with_savepoint(job: Job, s: JobState) -> Steps:
     else:
         k = start_pending(n, plan)
         n.coord = n.coord._replace(stop_id=k)
-    yield ("stop-with-savepoint", c.last_id + 1), n
+    return [(("stop-with-savepoint", c.last_id + 1), n)]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Failover (F1): a task failure restarts every task from the latest completed checkpoint.
 
 Seed "Failover and Recovery"; facts §3.2. The action :func:`failover` (``action(job, state)``)
-yields the one failover step while the job's bound on failures allows one more.
+returns the one failover step while the job's bound on failures allows one more.
 
 >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
 >>> from flipcheck.model.job import Job, initial_state
@@ -27,7 +27,7 @@ def failover(job: Job, s: JobState) -> Steps:
     reports on their way and aborts the pending checkpoint."""
     c = s.coordinator
     if c.failovers >= job.failures:
-        return
+        return []
     n = Step(job, s)
     if c.pending is not None:
         abort_pending(n, FAILOVER)
@@ -44,7 +44,7 @@ def failover(job: Job, s: JobState) -> Steps:
                                failovers=failovers, restore=restore if failovers < job.failures else None,
                                known_end_of_data=known_end_of_data)
     n.notes.append(("failover", restore.id if restore is not None else 0))
-    yield ("failover",), n
+    return [(("failover",), n)]
 
 
 def _restart_task(n: Step, t: int, restore) -> None:

@@ -1,8 +1,9 @@
 """The job as a state machine: the initial state, the table of actions (Next) and the end.
 
 :func:`successors` is the TLA+ ``Next``: the disjunction of the actions listed in
-:data:`TASK_ACTIONS` (taken for every task, task by task) and :data:`COORDINATOR_ACTIONS`. An
-action yields ``(label, step)`` for each of its steps enabled in a state; the label names the
+:data:`SOURCE_ACTIONS` and :data:`INPUT_TASK_ACTIONS` (taken for every source and every task
+with inputs, task by task) and :data:`COORDINATOR_ACTIONS`. An
+action returns ``(label, step)`` for each of its steps enabled in a state; the label names the
 step, the step's notes say what it caused. The order of the tables is the order in which the
 steps are listed, which traces and seeded random walks depend on.
 
@@ -27,12 +28,20 @@ from .tasks import (
     emit, end_of_data, finish, fresh_task, poll_released, receive, receive_notification, receive_trigger_rpc,
 )
 
-__all__ = ["TASK_ACTIONS", "COORDINATOR_ACTIONS", "initial_state", "is_end", "successors", "run"]
+__all__ = ["SOURCE_ACTIONS", "INPUT_TASK_ACTIONS", "COORDINATOR_ACTIONS", "initial_state", "is_end", "successors", "run"]
 
-# ``action(job, state, t)`` for every task ``t``.
-TASK_ACTIONS = (
+# ``action(job, state, t)`` for every source ``t``.
+SOURCE_ACTIONS = (
     emit,                     # ("emit", t, record)                J1/J2
     end_of_data,              # ("end-of-data", t)                 J1
+    finish,                   # ("finish", t)                      J7
+    receive_acknowledgement,  # ("ack", t, id)                     J5/C5 (the coordinator receives it)
+    receive_notification,     # ("notify", t, id)                  J8
+    receive_trigger_rpc,      # ("rpc", t, id)                     C4 (J5/J9)
+)
+
+# ``action(job, state, t)`` for every task ``t`` with inputs.
+INPUT_TASK_ACTIONS = (
     receive,                  # ("receive", t, input, message)     J3/J4 (J2, J5, J6 through the handler)
     poll_released,            # ("poll-released", t, input)        J3 (a variant only)
     finish,                   # ("finish", t)                      J7
@@ -69,8 +78,8 @@ def successors(job: Job, s: JobState) -> Iterator[tuple[tuple, JobState, tuple]]
     the step; notes say what it caused (snapshots, completions, aborts, commits, ...)."""
     if is_end(job, s):
         return
-    for t in range(len(job.tasks)):
-        for action in TASK_ACTIONS:
+    for t, info in enumerate(job.tasks):
+        for action in SOURCE_ACTIONS if info.is_source else INPUT_TASK_ACTIONS:
             for label, step in action(job, s, t):
                 yield label, step.freeze(), tuple(step.notes)
     for action in COORDINATOR_ACTIONS:

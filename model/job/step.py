@@ -18,8 +18,6 @@ state it started from is never changed.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from .state import JobState
 from .structure import Job
 
@@ -62,5 +60,5 @@ class Step:
             self.send(c, message)
 
 
-# What an action yields: ``(label, step)`` for each of its steps enabled in a state.
-Steps = Iterator[tuple[tuple, Step]]
+# What an action returns: ``(label, step)`` for each of its steps enabled in a state.
+Steps = list[tuple[tuple, Step]]

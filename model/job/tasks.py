@@ -1,10 +1,11 @@
 """The task rules: sources and tasks (J1–J9) and Sink V2 (S1–S4).
 
-Each *action* (:func:`emit`, :func:`end_of_data`, :func:`receive`, :func:`poll_released`,
-:func:`finish`, :func:`receive_notification`, :func:`receive_trigger_rpc`) is one kind of step a
-task ``t`` can take: ``action(job, state, t)`` yields ``(label, step)`` for every such step
-enabled in ``state`` (none when it is not enabled). The functions after them are the rule bodies
-the actions share; they change a :class:`~.step.Step` in place. The rule texts are in the
+Each *action* is one kind of step a task ``t`` can take — :func:`emit` and :func:`end_of_data`
+a source, :func:`receive` and :func:`poll_released` a task with inputs, :func:`finish`,
+:func:`receive_notification` and :func:`receive_trigger_rpc` every task (the tables of
+:mod:`.machine` say which). ``action(job, state, t)`` returns ``(label, step)`` for every such
+step enabled in ``state`` (an empty list when none is). The functions after them are the rule
+bodies the actions share; they change a :class:`~.step.Step` in place. The rule texts are in the
 package docstring (:mod:`flipcheck.model.job`); each function cites the rules it encodes.
 
 >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
@@ -42,53 +43,59 @@ def emit(job: Job, s: JobState, t: int) -> Steps:
     """J1/J2: a running source emits its next record (J9: nothing during or after its synchronous
     savepoint)."""
     ts, info = s.tasks[t], job.tasks[t]
-    if info.is_source and ts.phase == RUNNING and not ts.sync_savepoint and ts.emitted < len(info.records):
-        n = Step(job, s)
-        record = info.records[ts.emitted]
-        _forward(n, t, record)
-        n.tasks[t] = ts._replace(emitted=ts.emitted + 1)
-        yield ("emit", t, record), n
+    if not (ts.phase == RUNNING and not ts.sync_savepoint and ts.emitted < len(info.records)):
+        return []
+    n = Step(job, s)
+    record = info.records[ts.emitted]
+    _forward(n, t, record)
+    n.tasks[t] = ts._replace(emitted=ts.emitted + 1)
+    return [(("emit", t, record), n)]
 
 
 def end_of_data(job: Job, s: JobState, t: int) -> Steps:
     """J1: a running source that emitted every record ends its data (J9: not during or after its
     synchronous savepoint)."""
     ts, info = s.tasks[t], job.tasks[t]
-    if info.is_source and ts.phase == RUNNING and not ts.sync_savepoint and ts.emitted >= len(info.records):
-        n = Step(job, s)
-        _end_data(n, t)
-        yield ("end-of-data", t), n
+    if not (ts.phase == RUNNING and not ts.sync_savepoint and ts.emitted >= len(info.records)):
+        return []
+    n = Step(job, s)
+    _end_data(n, t)
+    return [(("end-of-data", t), n)]
 
 
 def receive(job: Job, s: JobState, t: int) -> Steps:
-    """J3: a task polls the head of an input channel its barrier handler does not block (facts
-    §2.2); J9: none while it waits for its synchronous savepoint to complete."""
+    """J3: a task with inputs polls the head of an input channel its barrier handler does not
+    block (facts §2.2); J9: none while it waits for its synchronous savepoint to complete."""
     ts, info = s.tasks[t], job.tasks[t]
-    if info.is_source or not ts.active:
-        return
+    if not ts.active:
+        return []
     blocked = getattr(ts.handler, "blocked", 0) | (-1 if ts.sync_savepoint > 0 else 0)
+    steps = []
     for local, c in enumerate(info.inputs):
         if s.queues[c] and not blocked >> local & 1:
             n = Step(job, s)
             message = n.queues[c][0]
             n.queues[c] = n.queues[c][1:]
             _ON_MESSAGE[message[0]](n, t, local, message)
-            yield ("receive", t, local, message), n
+            steps.append((("receive", t, local, message), n))
+    return steps
 
 
 def poll_released(job: Job, s: JobState, t: int) -> Steps:
     """J3, FLINK-22368 (variant only): the gate polls an input although its EndOfPartition
     released it; the channel throws ``CancelTaskException`` and the task is cancelled."""
     ts, info = s.tasks[t], job.tasks[t]
-    if info.is_source or not ts.active or job.protocol.dequeue_released_channels:
-        return
+    if not ts.active or job.protocol.dequeue_released_channels:
+        return []
     released = ~ts.handler.open & ((1 << len(info.inputs)) - 1)
+    steps = []
     for local in range(len(info.inputs)):
         if released >> local & 1:
             n = Step(job, s)
             n.tasks[t] = ts._replace(phase=CANCELED)
             n.notes.append(("polled-released", t, local))
-            yield ("poll-released", t, local), n
+            steps.append((("poll-released", t, local), n))
+    return steps
 
 
 def finish(job: Job, s: JobState, t: int) -> Steps:
@@ -97,7 +104,7 @@ def finish(job: Job, s: JobState, t: int) -> Steps:
     FINISHED report to the coordinator (C1: it arrives later). A sink's ``close()`` aborts its open
     transaction; the pre-committed ones stay pending: a finished task is never notified again."""
     if not may_finish(job, s, t):
-        return
+        return []
     n = Step(job, s)
     ts = n.tasks[t]
     cancelled = tuple(k for k, _ in ts.outbox) + ((ts.snapshot[0],) if ts.snapshot is not None else ())
@@ -111,7 +118,7 @@ def finish(job: Job, s: JobState, t: int) -> Steps:
     n.coord = n.coord._replace(finished_reports=n.coord.finished_reports | 1 << t)
     n.notifications = replaced(n.notifications, t, 0)  # notifications to a finished task are dropped
     n.notes.append(("finished", t))
-    yield ("finish", t), n
+    return [(("finish", t), n)]
 
 
 def receive_notification(job: Job, s: JobState, t: int) -> Steps:
@@ -121,7 +128,7 @@ def receive_notification(job: Job, s: JobState, t: int) -> Steps:
     task's synchronous savepoint stops it instead of completing its final checkpoint."""
     ts, k = s.tasks[t], s.notifications[t]
     if not ts.active or not k:
-        return
+        return []
     n = Step(job, s)
     n.notifications = replaced(n.notifications, t, 0)
     if k > ts.notified:
@@ -138,7 +145,7 @@ def receive_notification(job: Job, s: JobState, t: int) -> Steps:
             commit(n, t, ts.recovered, recovered=True)
         if due:
             commit(n, t, due)
-    yield ("notify", t, k), n
+    return [(("notify", t, k), n)]
 
 
 def receive_trigger_rpc(job: Job, s: JobState, t: int) -> Steps:
@@ -147,7 +154,7 @@ def receive_trigger_rpc(job: Job, s: JobState, t: int) -> Steps:
     at once (J5, or J9 for a synchronous savepoint); a task with inputs hands it to its barrier
     handler (its upstream tasks all finished)."""
     if not s.rpcs[t]:
-        return
+        return []
     n = Step(job, s)
     k = s.rpcs[t][0]
     n.rpcs = replaced(n.rpcs, t, s.rpcs[t][1:])
@@ -165,7 +172,7 @@ def receive_trigger_rpc(job: Job, s: JobState, t: int) -> Steps:
             _snapshot_complete(n, t, k)
     else:
         _handler_event(n, t, (bar.RPC, k))
-    yield ("rpc", t, k), n
+    return [(("rpc", t, k), n)]
 
 
 # ----------------------------------------------------------------------------------------------

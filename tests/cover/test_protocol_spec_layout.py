@@ -5,14 +5,14 @@ import inspect
 import re
 
 import flipcheck.model.job as job_model
-from flipcheck.model.job import COORDINATOR_ACTIONS, TASK_ACTIONS
+from flipcheck.model.job import COORDINATOR_ACTIONS, INPUT_TASK_ACTIONS, SOURCE_ACTIONS
 from flipcheck.model.job import coordinator, failover, tasks
 
 RULE = re.compile(r"\b([JSCF]\d+u?)\b")
 
 
 def test_every_action_cites_its_rule_first():
-    for action in TASK_ACTIONS + COORDINATOR_ACTIONS:
+    for action in SOURCE_ACTIONS + INPUT_TASK_ACTIONS + COORDINATOR_ACTIONS:
         doc = inspect.getdoc(action) or ""
         assert RULE.match(doc), f"{action.__module__}.{action.__name__}: docstring does not start with a rule"
 
