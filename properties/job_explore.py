@@ -13,7 +13,7 @@ Reductions that keep the graph small without changing any verdict (:func:`canoni
 * when the job has ended nothing can happen any more, so every end state is collapsed to one per
   outcome (what the sinks committed), which is all the end-of-job property reads;
 * checkpoint ids are renamed to ``1..m`` in order (the protocol only compares ids and takes the
-  newest plus one: :func:`flipcheck.model.job.rename_ids`), so runs that differ only in how many
+  newest plus one: :func:`rename_ids`), so runs that differ only in how many
   ids were used up meet again;
 * once no failover can happen, the ids of committed transactions are forgotten (they only make
   a second recover-and-commit idempotent) — unless a Sink V2 committer still holds a restored
@@ -47,9 +47,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
+from flipcheck.model import barriers as bar
 from flipcheck.model.job import (
-    FINISHED_TASK, Coordinator, Job, JobState, checkpoint_ids, initial_state, is_end, rename_ids, rename_label,
-    successors,
+    BARRIER, CANCEL, EOI, FINISHED_TASK, Coordinator, Job, JobState, Snapshot, initial_state, is_end, successors,
 )
 
 from .explore import StateGraph, cannot_reach, explore_graph, lasso
@@ -58,8 +58,8 @@ from .job_properties import (
 )
 from .violation import Violation
 
-__all__ = ["Counterexample", "TraceStep", "JobExploration", "GRAPH_PROPERTIES", "explore_job", "replay", "simulate", "end_state",
-           "canonical"]
+__all__ = ["Counterexample", "TraceStep", "JobExploration", "GRAPH_PROPERTIES", "explore_job", "replay", "simulate",
+           "end_state", "canonical", "checkpoint_ids", "rename_ids", "rename_label"]
 
 
 @dataclass
@@ -114,7 +114,7 @@ class JobExploration:
         return [c.property for c in self.counterexamples]
 
 
-_END_COORDINATOR = Coordinator(0, 0, 0, 0, False, None, 0, None, 0, 0, 0)
+_END_COORDINATOR = Coordinator(learned=False)
 
 
 def end_state(job: Job, state: JobState) -> JobState:
@@ -128,8 +128,136 @@ def end_state(job: Job, state: JobState) -> JobState:
     tasks = tuple(FINISHED_TASK._replace(precommitted=ts.precommitted) if ts.precommitted else FINISHED_TASK
                   for ts in state.tasks)
     coordinator = _END_COORDINATOR._replace(stop_id=1, completed=1) if state.coordinator.stopped else _END_COORDINATOR
-    return JobState(tasks, ((),) * len(job.channels), (0,) * len(job.channels), ((),) * n, (0,) * n, coordinator,
-                    committed)
+    return JobState(tasks=tasks, queues=((),) * len(job.channels), received=(0,) * len(job.channels), rpcs=((),) * n,
+                    notifications=(0,) * n, coordinator=coordinator, committed=committed)
+
+
+# ----------------------------------------------------------------------------------------------
+# Checkpoint ids are data: only compared, and a new one is the newest plus one (rule C2), so
+# renaming every id of a state order-preservingly gives a state with the same futures, renamed.
+# The explorer uses this to merge states that differ only in how many ids were used up (canonical).
+
+
+def _handler_ids(handler, add) -> None:
+    if handler is None:
+        return
+    if isinstance(handler, bar.HandlerState):
+        add(handler.current)
+    else:
+        add(handler.latest)
+        for entry in handler.entries:
+            add(entry.id)
+
+
+def _snapshot_ids(snapshot: Snapshot, add) -> None:
+    for k, _ in snapshot.transactions:
+        add(k)
+
+
+def checkpoint_ids(state: JobState) -> set[int]:
+    """Every checkpoint id (> 0) occurring in ``state``."""
+    ids: set[int] = set()
+    add = ids.add
+    for ts in state.tasks:
+        _handler_ids(ts.handler, add)
+        add(ts.final_min)
+        add(ts.notified)
+        add(ts.sync_savepoint)
+        add(ts.last_checkpoint)
+        if ts.snapshot is not None:
+            add(ts.snapshot[0])
+            _snapshot_ids(ts.snapshot[1], add)
+        for k, snap in ts.outbox:
+            add(k)
+            _snapshot_ids(snap, add)
+        for k, _ in ts.precommitted:
+            add(k)
+    for queue in state.queues:
+        for message in queue:
+            if message[0] == BARRIER or message[0] == CANCEL:
+                add(message[1])
+    for ids_ in state.rpcs:
+        ids.update(ids_)
+    ids.update(state.notifications)
+    c = state.coordinator
+    add(c.last_id)
+    add(c.completed)
+    add(c.last_aborted)
+    add(c.stop_id)
+    if c.pending is not None:
+        add(c.pending.id)
+        for snap in c.pending.snapshots:
+            if snap is not None:
+                _snapshot_ids(snap, add)
+    if c.restore is not None:
+        add(c.restore.id)
+        for snap in c.restore.snapshots:
+            if snap is not None:
+                _snapshot_ids(snap, add)
+    for txns in state.committed:
+        for k, _ in txns:
+            add(k)
+    ids.discard(0)
+    ids.discard(-1)  # also STOPPED and NO_STOP_ID
+    ids.discard(EOI)
+    return ids
+
+
+def rename_ids(state: JobState, mapping: dict) -> JobState:
+    """``state`` with every checkpoint id ``k > 0`` replaced by ``mapping[k]`` (0 and -1 mean none;
+    the EOI sentinel stays)."""
+    m = lambda k: mapping.get(k, k)  # noqa: E731
+
+    def snap_(snap: Snapshot) -> Snapshot:
+        if not snap.transactions:
+            return snap
+        return snap._replace(transactions=tuple((m(k), r) for k, r in snap.transactions))
+
+    def handler_(h):
+        if h is None:
+            return None
+        if isinstance(h, bar.HandlerState):
+            return h._replace(current=m(h.current))
+        return h._replace(latest=m(h.latest), entries=tuple(e._replace(id=m(e.id)) for e in h.entries))
+
+    tasks = tuple(ts._replace(
+        handler=handler_(ts.handler), final_min=m(ts.final_min), notified=m(ts.notified),
+        sync_savepoint=m(ts.sync_savepoint),
+        last_checkpoint=m(ts.last_checkpoint),
+        snapshot=None if ts.snapshot is None else (m(ts.snapshot[0]), snap_(ts.snapshot[1])),
+        outbox=tuple((m(k), snap_(sn)) for k, sn in ts.outbox),
+        precommitted=tuple((m(k), r) for k, r in ts.precommitted)) for ts in state.tasks)
+    queues = tuple(tuple((msg[0], m(msg[1])) if msg[0] == BARRIER or msg[0] == CANCEL else msg for msg in q)
+                   for q in state.queues)
+    c = state.coordinator
+    pending = c.pending
+    if pending is not None:
+        pending = pending._replace(id=m(pending.id), snapshots=tuple(None if sn is None else snap_(sn)
+                                                                     for sn in pending.snapshots))
+    restore = c.restore
+    if restore is not None:
+        restore = restore._replace(id=m(restore.id), snapshots=tuple(None if sn is None else snap_(sn)
+                                                                     for sn in restore.snapshots))
+    coordinator = c._replace(last_id=m(c.last_id), completed=m(c.completed), last_aborted=m(c.last_aborted),
+                             pending=pending, restore=restore, stop_id=m(c.stop_id))
+    return JobState(tasks=tasks, queues=queues, received=state.received,
+                    rpcs=tuple(tuple(m(k) for k in ids) for ids in state.rpcs),
+                    notifications=tuple(m(k) for k in state.notifications), coordinator=coordinator,
+                    committed=tuple(tuple(sorted((m(k), r) for k, r in txns)) for txns in state.committed))
+
+
+def rename_label(label: tuple, mapping: dict) -> tuple:
+    """A step's label with its checkpoint id renamed (ids not in ``mapping`` are new: the
+    trigger's ``last_id + 1`` becomes the newest mapped id plus one)."""
+    kind = label[0]
+    m = lambda k: mapping[k] if k in mapping else max(mapping.values(), default=0) + 1  # noqa: E731
+    if kind in ("ack", "notify", "rpc"):
+        return (kind, label[1], m(label[2]))
+    if kind in ("trigger", "stop-with-savepoint"):
+        return (kind, m(label[1]))
+    if kind == "receive" and label[3][0] in (BARRIER, CANCEL):
+        return (kind, label[1], label[2], (label[3][0], m(label[3][1])))
+    return label
 
 
 def _holds_restored_eoi(state: JobState) -> bool:

@@ -69,7 +69,7 @@ def configure(parser) -> None:
 def run(args) -> int:
     from flipcheck.errors import InputError, UsageError
     from flipcheck.model.graph_json import GraphFormatError, load_graph
-    from flipcheck.model.job import describe_label
+    from flipcheck.render.protocol_labels import describe_label
     from flipcheck.properties.job_explore import explore_job, replay
     from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job
 

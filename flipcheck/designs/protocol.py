@@ -57,8 +57,8 @@ from flipcheck.designs.generated_suite import GeneratedSuite
 from flipcheck.generators.choices import SeededChooser, choice
 from flipcheck.generators.protocol import EXAMPLE_GRAPHS, example_graph, random_walk
 from flipcheck.model.barriers import MODES
-from flipcheck.model.job import describe_label
 from flipcheck.properties.job_explore import GRAPH_PROPERTIES, explore_job
+from flipcheck.render.protocol_labels import describe_label
 from flipcheck.properties.job_properties import JOB_PROPERTIES, check_trace
 from flipcheck.properties.violation import Violation
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job

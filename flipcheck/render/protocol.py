@@ -1,7 +1,7 @@
 """Message-sequence charts of a whole-job trace (``flipcheck explore --render FILE.svg``).
 
 Time runs downwards, one row per step; one lane for the checkpoint coordinator and one per task.
-The cell of a step sits in the lane of whoever takes it (:func:`flipcheck.model.job.actor_of`)
+The cell of a step sits in the lane of whoever takes it (:func:`flipcheck.render.protocol_labels.actor_of`)
 and lists what it caused: snapshots (blue), completions (green), aborts, declines and
 cancellations (red), commits, finishing. Arrows join a message's sending step to its receiving
 step: records (black), barriers and cancellation markers (blue), EndOfData/EndOfPartition (dark
@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from flipcheck.model.job import CANCELED, END_OF_DATA, EOI, FINISHED, Job, actor_of, initial_state
+from flipcheck.model.job import CANCELED, END_OF_DATA, EOI, FINISHED, Job, initial_state
+from flipcheck.render.protocol_labels import actor_of
 from flipcheck.render.sequence_chart import LaneChart
 
 __all__ = ["chart_source", "render_trace"]
@@ -54,7 +55,7 @@ def _upstream(job: Job, label: tuple) -> str:
     return job.name(job.channels[job.tasks[label[1]].inputs[label[2]]].source)
 
 
-# What a step says in its cell (the long form is flipcheck.model.job.describe_label).
+# What a step says in its cell (the long form is flipcheck.render.protocol_labels.describe_label).
 _STEP_TEXT = {
     "emit": lambda job, lb: f"emit r{lb[2]}",
     "end-of-data": lambda job, lb: "end of data",

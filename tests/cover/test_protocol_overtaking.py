@@ -8,7 +8,8 @@ import pytest
 
 from flipcheck.generators.protocol import example_graph
 from flipcheck.model.barriers import ALIGNED, AT_LEAST_ONCE, UNALIGNED
-from flipcheck.model.job import Job, _Next, run
+from flipcheck.model.job import Job, Step, run
+from flipcheck.model.job.tasks import send_barrier
 from flipcheck.properties.job_explore import replay
 from flipcheck.properties.job_properties import check_trace
 from flipcheck.render.protocol import chart_source
@@ -40,8 +41,8 @@ def test_aligned_and_at_least_once_barriers_stay_fifo(mode):
 def test_overtaking_barriers_keep_their_order():
     # A barrier already at the head is a priority event too: the next one goes behind it.
     job = _pair(UNALIGNED)
-    n = _Next(job, run(job, PAIR_STEPS))
-    assert n.send_barrier(0, 2) == ((0,),)
+    n = Step(job, run(job, PAIR_STEPS))
+    assert send_barrier(n, 0, 2) == ((0,),)
     assert n.queues[0] == (("B", 1), ("B", 2), ("D", 0), ("EOD",))
 
 

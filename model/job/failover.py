@@ -1,0 +1,92 @@
+"""Failover (F1): a task failure restarts every task from the latest completed checkpoint.
+
+Seed "Failover and Recovery"; flip147 facts §3.2. The action :func:`failover` (``action(job, state)``)
+returns the one failover step while the job's bound on failures allows one more.
+
+>>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
+>>> from flipcheck.model.job import Job, initial_state
+>>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), failures=1)
+>>> [(label, step.notes) for label, step in failover(job, initial_state(job))]
+[(('failover',), [('failover', 0)])]
+"""
+
+from __future__ import annotations
+
+from .coordinator import abort_pending
+from .state import DATA, EOI, FAILOVER, JobState
+from .step import Step, Steps
+from .structure import Job
+from .tasks import commit, fresh_task
+
+__all__ = ["failover"]
+
+
+def failover(job: Job, s: JobState) -> Steps:
+    """F1: every task restarts from the latest completed checkpoint (from scratch without one);
+    the coordinator forgets its views (FINISHED and end of data: C6, FLINK-32945's fix), drops the
+    reports on their way and aborts the pending checkpoint."""
+    c = s.coordinator
+    if c.failovers >= job.failures:
+        return []
+    n = Step(job, s)
+    if c.pending is not None:
+        abort_pending(n, FAILOVER)
+    restore = c.restore if c.completed else None
+    for t in range(len(job.tasks)):
+        _restart_task(n, t, restore)
+    n.queues = _restored_channels(job, restore)
+    n.received = (0,) * len(job.channels)
+    n.rpcs = ((),) * len(job.tasks)
+    n.notifications = (0,) * len(job.tasks)
+    failovers = c.failovers + 1
+    known_end_of_data = 0 if job.protocol.reset_end_of_data_view_on_failover else c.known_end_of_data
+    n.coord = n.coord._replace(known_finished=0, finished_reports=0, learned=True,
+                               failovers=failovers, restore=restore if failovers < job.failures else None,
+                               known_end_of_data=known_end_of_data)
+    n.notes.append(("failover", restore.id if restore is not None else 0))
+    return [(("failover",), n)]
+
+
+def _restart_task(n: Step, t: int, restore) -> None:
+    """F1: task ``t`` restarts from its snapshot in ``restore`` (a RestorePoint, or None: from
+    scratch). Sources rewind to their offset; sinks commit the restored pre-committed transactions
+    again (idempotent recover-and-commit; every other transaction of the failed attempt is
+    aborted, ``recoverAndAbort``, and the model keeps no trace of it) and begin a new one; tasks
+    finished in the checkpoint restart with no data left."""
+    job, info = n.job, n.job.tasks[t]
+    snapshot = restore.snapshots[t] if restore is not None else None
+    if restore is not None and restore.finished >> t & 1:
+        # Finished in the checkpoint (vertex fully finished: FINISHED_ON_RESTORE; partly
+        # finished: FinishedOperatorSubtaskState) -> no data left (and no operator runs endInput).
+        n.tasks[t] = fresh_task(job, t, len(info.records))._replace(input_ended_before=info.sink_v2)
+        return
+    n.tasks[t] = fresh_task(job, t, snapshot.offset if snapshot is not None else 0)
+    if snapshot is None:
+        return
+    if info.sink_v2:
+        # S4: the committer commits what the restored checkpoint covers; EOI committables
+        # wait for its endInput; the writer remembers its endInput (FLINK-25920's fix).
+        kept = tuple(txn for txn in snapshot.transactions if txn[0] == EOI)
+        n.tasks[t] = n.tasks[t]._replace(
+            recovered=kept, last_checkpoint=restore.id,
+            input_ended_before=snapshot.finished_operators and job.protocol.restore_end_of_input)
+        commit(n, t, tuple(txn for txn in snapshot.transactions if txn[0] != EOI), recovered=True)
+    elif snapshot.transactions:
+        commit(n, t, snapshot.transactions, recovered=True)
+
+
+def _restored_channels(job: Job, restore) -> list:
+    """F1: channels empty but for restored in-flight records — per channel the downstream's
+    captured input records, then the upstream's captured output records (J5u): the downstream
+    captured what it polled before the barrier reached it, ahead of whatever was still queued
+    when the upstream's barrier overtook."""
+    queues = [()] * len(job.channels)
+    if restore is None:
+        return queues
+    for ch in job.channels:
+        down, up = restore.snapshots[ch.target], restore.snapshots[ch.source]
+        if down is None:
+            continue  # the downstream finished in the checkpoint: nothing to consume
+        records = down.in_flight[ch.local] + (up.output_in_flight[ch.position] if up is not None else ())
+        queues[ch.index] = tuple((DATA, r) for r in records)
+    return queues
