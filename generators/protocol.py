@@ -1,4 +1,4 @@
-"""Job graphs and schedules for the whole-job protocol (:mod:`flipcheck.model.job`).
+"""Job graphs and schedules for the whole-job protocol (:mod:`flipcheck.model.protocol`).
 
 :func:`example_graph` gives the small graphs of issue 4 — a chain, a diamond and two sources of
 different lengths joined ALL_TO_ALL — each ending in a two-phase-commit sink; :func:`random_walk`
@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from types import MappingProxyType
 
-from flipcheck.model.job import Job, JobState, initial_state, successors
+from flipcheck.model.protocol import Job, JobState, initial_state, successors
 from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobEdge, JobGraph, JobVertex
 
 __all__ = ["EXAMPLE_GRAPHS", "example_graph", "random_walk"]

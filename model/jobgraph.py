@@ -101,7 +101,7 @@ class CycleError(GraphStructureError):
         super().__init__("edges", f"cycle {path}")
 
 
-# The per-vertex keys later models read from ``JobVertex.extra`` (model/job/structure.py), with the kind of
+# The per-vertex keys later models read from ``JobVertex.extra`` (model/protocol/structure.py), with the kind of
 # value each takes; other keys (an imported plan's "name", "chain", ...) are kept as they are.
 VERTEX_FLAGS = {
     "records": "count",

@@ -1,6 +1,6 @@
 """Named variants of the whole-job protocol: design alternatives and historical bugs.
 
-Each variant is a small override of the correct protocol :class:`flipcheck.model.job.Protocol`
+Each variant is a small override of the correct protocol :class:`flipcheck.model.protocol.Protocol`
 (one attribute or the plan algorithm), documented with the seed text or Flink issue it
 re-creates. The explorer must catch every one (``tests/quality/test_protocol_variants_caught.py``).
 
@@ -45,7 +45,7 @@ Example
 
 from __future__ import annotations
 
-from flipcheck.model.job import Job, Protocol
+from flipcheck.model.protocol import Job, Protocol
 from flipcheck.model.jobgraph import JobGraph
 
 from .plan import PLAN_ALGORITHMS
@@ -243,5 +243,5 @@ def protocol(name: str) -> Protocol:
 
 
 def make_job(graph: JobGraph, variant: str = CORRECT_PROTOCOL, **options) -> Job:
-    """A :class:`~flipcheck.model.job.Job` running protocol ``variant``."""
+    """A :class:`~flipcheck.model.protocol.Job` running protocol ``variant``."""
     return Job(graph, protocol=protocol(variant), **options)

@@ -90,8 +90,8 @@ def _bench_barriers(args) -> int:
 
 def _bench_explore(args) -> int:
     from flipcheck.generators.protocol import example_graph
-    from flipcheck.model.job import Job
-    from flipcheck.properties.job_explore import explore_job
+    from flipcheck.model.protocol import Job
+    from flipcheck.properties.protocol_explore import explore_job
 
     if not args.json:
         print(f"{'graph':<8} {'mode':<14} {'failures':>8} {'states':>8} {'complete':>8} {'seconds':>8} {'states/s':>10}")

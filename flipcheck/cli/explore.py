@@ -37,14 +37,14 @@ exit codes: 0 complete, no violation; 1 a violation (or the search was cut by --
 
 
 # Counts beyond these only make a search that cannot end; the job's own size is bounded by
-# model/job.py (MAX_TASKS, MAX_CHANNELS, MAX_RECORDS).
+# model/protocol/structure.py (MAX_TASKS, MAX_CHANNELS, MAX_RECORDS).
 MAX_COUNT = 1_000
 MAX_STATES = 1_000_000_000
 
 
 def configure(parser) -> None:
     from flipcheck.cli.types import bounded_int, name
-    from flipcheck.model.job import MAX_RECORDS
+    from flipcheck.model.protocol import MAX_RECORDS
 
     parser.add_argument("graph", metavar="GRAPH.json", help="job graph (plan JSON format)")
     parser.add_argument("--mode", default="aligned", choices=["aligned", "unaligned", "at-least-once"])
@@ -70,7 +70,7 @@ def run(args) -> int:
     from flipcheck.errors import InputError, UsageError
     from flipcheck.model.graph_json import GraphFormatError, load_graph
     from flipcheck.render.protocol_labels import describe_label
-    from flipcheck.properties.job_explore import explore_job, replay
+    from flipcheck.properties.protocol_explore import explore_job, replay
     from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job
 
     if args.render is not None:
@@ -78,7 +78,7 @@ def run(args) -> int:
 
         output_format(args.render)  # a bad extension is a UsageError (exit 2) before any work
     if args.stop_with_savepoint and (args.mode != "aligned" or args.failures):
-        # model/job.py C7/J9: savepoints are aligned, and a restart during the stop is not modelled
+        # model/protocol/ C7/J9: savepoints are aligned, and a restart during the stop is not modelled
         raise UsageError(f"--stop-with-savepoint is modelled with --mode aligned and --failures 0 "
                          f"(got --mode {args.mode} --failures {args.failures})")
     variant = args.variant or CORRECT_PROTOCOL

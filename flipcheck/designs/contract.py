@@ -18,7 +18,7 @@ Example
 >>> isinstance(protocol, Design)
 True
 >>> protocol.name, protocol.engine, protocol.spec
-('protocol', 'flip-147', 'flipcheck.model.job')
+('protocol', 'flip-147', 'flipcheck.model.protocol')
 >>> protocol.engine == protocol.variants[0] and protocol.suite.name == protocol.name
 True
 """

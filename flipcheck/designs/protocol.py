@@ -57,9 +57,9 @@ from flipcheck.designs.generated_suite import GeneratedSuite
 from flipcheck.generators.choices import SeededChooser, choice
 from flipcheck.generators.protocol import EXAMPLE_GRAPHS, example_graph, random_walk
 from flipcheck.model.barriers import MODES
-from flipcheck.properties.job_explore import GRAPH_PROPERTIES, explore_job
+from flipcheck.properties.protocol_explore import GRAPH_PROPERTIES, explore_job
 from flipcheck.render.protocol_labels import describe_label
-from flipcheck.properties.job_properties import JOB_PROPERTIES, check_trace
+from flipcheck.properties.protocol_properties import JOB_PROPERTIES, check_trace
 from flipcheck.properties.violation import Violation
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job
 
@@ -86,7 +86,7 @@ def generate_case(chooser) -> tuple:
 
 
 class Configuration(NamedTuple):
-    """A job to explore: an example graph and the bounds and options of :class:`~flipcheck.model.job.Job`."""
+    """A job to explore: an example graph and the bounds and options of :class:`~flipcheck.model.protocol.Job`."""
 
     graph: str
     mode: str
@@ -133,7 +133,7 @@ def check_case(case, variant: str = CORRECT_PROTOCOL) -> list[Violation]:
 
 def _real_labels(job, steps) -> list:
     """The labels of replayed steps with their real checkpoint ids (the explorer's are renamed)."""
-    from flipcheck.model.job import initial_state, successors
+    from flipcheck.model.protocol import initial_state, successors
 
     state, labels = initial_state(job), []
     for step in steps:
@@ -145,8 +145,8 @@ def _real_labels(job, steps) -> list:
 def _check_trace(trace: Trace, variant: str) -> list[Violation]:
     """A counterexample re-checked: its steps (real checkpoint ids) with every step/state property;
     a lasso's cycle, when it replays, is a run that never ends the job."""
-    from flipcheck.properties.job_explore import replay
-    from flipcheck.properties.job_properties import END_REACHABLE
+    from flipcheck.properties.protocol_explore import replay
+    from flipcheck.properties.protocol_properties import END_REACHABLE
 
     job = trace.config.job(variant)
     steps = replay(job, trace.labels, trace.cycle, canonical_labels=trace.canonical)
@@ -197,7 +197,7 @@ HUNT_CONFIGS = (("pair", 1, {}, 60_000), ("twin", 0, {}, 60_000), ("twin", 1, {}
 # Sink V2 mutants hunt on a Sink V2 graph with one failover: their bugs need a restore (FLINK-25920,
 # FLINK-37605).
 SINK_V2_HUNT_CONFIGS = (("pair-v2", 0, {"failures": 1}, 60_000), ("pair-v2", 1, {"failures": 1}, 60_000))
-# The Protocol attributes only a Sink V2 vertex reads (model/job.py rules S1-S4).
+# The Protocol attributes only a Sink V2 vertex reads (model/protocol/tasks.py rules S1-S4).
 SINK_V2_ATTRIBUTES = ("no_pre_barrier_commit_after_end_of_input", "restore_end_of_input",
                       "end_of_input_id_is_next_checkpoint")
 
@@ -210,7 +210,7 @@ def hunt_configs(variant: str) -> tuple:
     >>> hunt_configs("end-input-again-after-restore")[0], hunt_configs("pre-flip-147")[0]
     (('pair-v2', 0, {'failures': 1}, 60000), ('pair', 1, {}, 60000))
     """
-    from flipcheck.model.job import Protocol
+    from flipcheck.model.protocol import Protocol
 
     cls = PROTOCOLS[variant]
     if any(getattr(cls, a) != getattr(Protocol, a) for a in SINK_V2_ATTRIBUTES):
@@ -341,7 +341,7 @@ def _as_trace(case, variant: str) -> Trace:
 def render_case(case, out_path: str, variant: str = CORRECT_PROTOCOL) -> str:
     """The case's trace (a random case's schedule, or an exploration's first counterexample) as a
     message-sequence chart."""
-    from flipcheck.properties.job_explore import replay
+    from flipcheck.properties.protocol_explore import replay
     from flipcheck.render.protocol import render_trace
 
     trace = _as_trace(case, variant)
@@ -391,7 +391,7 @@ PROTOCOL_SUITE = GeneratedSuite("protocol", __name__, random_batch=200, relative
 name = "protocol"
 title = title_of(name)
 seed = "FLIP-147 end to end: Checkpoint Format with Finished Tasks; Do Not Cancel Pending Checkpoint on Finish; Failover and Recovery"
-spec = "flipcheck.model.job"
+spec = "flipcheck.model.protocol"
 engine = ENGINE
 variants = ENGINES
 properties = ROW_NAMES

@@ -14,7 +14,7 @@ Example
 -------
 >>> from flipcheck.generators.protocol import example_graph
 >>> from flipcheck.reference_impl.protocol_variants import make_job
->>> from flipcheck.properties.job_explore import replay
+>>> from flipcheck.properties.protocol_explore import replay
 >>> job = make_job(example_graph("pair"), records=1)
 >>> steps = replay(job, [("trigger", 1), ("emit", 0, 0), ("rpc", 0, 1)], canonical_labels=False)
 >>> source = chart_source(job, steps, "demo")
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from flipcheck.model.job import CANCELED, END_OF_DATA, EOI, FINISHED, Job, initial_state
+from flipcheck.model.protocol import CANCELED, END_OF_DATA, EOI, FINISHED, Job, initial_state
 from flipcheck.render.protocol_labels import actor_of
 from flipcheck.render.sequence_chart import LaneChart
 
@@ -170,7 +170,7 @@ def _lane_look(phase: int) -> str:
 
 
 def chart_source(job: Job, steps, title: str, subtitle: str = "") -> str:
-    """The DOT source of the chart of ``steps`` (:func:`flipcheck.properties.job_explore.replay`);
+    """The DOT source of the chart of ``steps`` (:func:`flipcheck.properties.protocol_explore.replay`);
     the last step is the one that violated the property (when ``title`` names one)."""
     # Lanes are named by position: vertex names come from user files and need not be DOT ids.
     actors = ["coordinator"] + [job.name(t) for t in range(len(job.tasks))]

@@ -1,4 +1,4 @@
-"""What a step of the whole-job model says, in words (:mod:`flipcheck.model.job` labels).
+"""What a step of the whole-job model says, in words (:mod:`flipcheck.model.protocol` labels).
 
 The model names each step with a label tuple such as ``("emit", 0, 3)``; this module turns
 labels into the lines of traces (``flipcheck explore``, ``flipcheck verify``) and tells the
@@ -7,7 +7,7 @@ sequence chart whose lane a step belongs to.
 Example
 -------
 >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
->>> from flipcheck.model.job import Job, initial_state, successors
+>>> from flipcheck.model.protocol import Job, initial_state, successors
 >>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), records=1)
 >>> [describe_label(job, label) for label, _, _ in successors(job, initial_state(job))]
 ['src[0] emits record r0', 'coordinator triggers a checkpoint']
@@ -17,7 +17,7 @@ Example
 
 from __future__ import annotations
 
-from flipcheck.model.job import BARRIER, CANCEL, DATA, EOD, Job
+from flipcheck.model.protocol import BARRIER, CANCEL, DATA, EOD, Job
 
 __all__ = ["actor_of", "describe_label"]
 

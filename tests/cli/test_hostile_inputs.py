@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from flipcheck.cli import main
-from flipcheck.model.job import MAX_CHANNELS, MAX_RECORDS, MAX_TASKS
+from flipcheck.model.protocol import MAX_CHANNELS, MAX_RECORDS, MAX_TASKS
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIR = str(ROOT / "examples" / "graphs" / "protocol-pair.json")

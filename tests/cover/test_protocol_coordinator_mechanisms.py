@@ -4,10 +4,10 @@ stop-with-savepoint without drain (C7, J9) of the whole-job model, step by step.
 import pytest
 
 from flipcheck.generators.protocol import example_graph
-from flipcheck.model.job import (
+from flipcheck.model.protocol import (
     CANCELED, END_OF_DATA, RUNNING, STOPPED, TASK_NOT_READY, Job, is_end, run, successors,
 )
-from flipcheck.properties.job_explore import explore_job
+from flipcheck.properties.protocol_explore import explore_job
 from flipcheck.reference_impl.protocol_variants import make_job
 
 SRC, SINK = 0, 1  # the pair graph's tasks

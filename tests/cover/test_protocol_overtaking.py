@@ -8,10 +8,10 @@ import pytest
 
 from flipcheck.generators.protocol import example_graph
 from flipcheck.model.barriers import ALIGNED, AT_LEAST_ONCE, UNALIGNED
-from flipcheck.model.job import Job, Step, run
-from flipcheck.model.job.tasks import send_barrier
-from flipcheck.properties.job_explore import replay
-from flipcheck.properties.job_properties import check_trace
+from flipcheck.model.protocol import Job, Step, run
+from flipcheck.model.protocol.tasks import send_barrier
+from flipcheck.properties.protocol_explore import replay
+from flipcheck.properties.protocol_properties import check_trace
 from flipcheck.render.protocol import chart_source
 
 # pair: src[0] = task 0 -> sink[0] = task 1, one channel.

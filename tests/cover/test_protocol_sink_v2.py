@@ -6,10 +6,10 @@ from types import MappingProxyType
 import pytest
 
 from flipcheck.generators.protocol import example_graph
-from flipcheck.model.job import EOI, Job, Protocol, initial_state, run, successors
+from flipcheck.model.protocol import EOI, Job, Protocol, initial_state, run, successors
 from flipcheck.model.jobgraph import ALL_TO_ALL, JobEdge, JobGraph, JobVertex
-from flipcheck.properties.job_explore import explore_job
-from flipcheck.properties.job_properties import one_committable_summary_per_checkpoint
+from flipcheck.properties.protocol_explore import explore_job
+from flipcheck.properties.protocol_properties import one_committable_summary_per_checkpoint
 from flipcheck.reference_impl.protocol_variants import make_job
 
 # pair-v2: src[0] -> sink[0]; the sink's endInput runs before its final checkpoint 1.

@@ -4,9 +4,9 @@ package docstring's table of contents is encoded by some function of the package
 import inspect
 import re
 
-import flipcheck.model.job as job_model
-from flipcheck.model.job import COORDINATOR_ACTIONS, INPUT_TASK_ACTIONS, SOURCE_ACTIONS
-from flipcheck.model.job import coordinator, failover, tasks
+import flipcheck.model.protocol as job_model
+from flipcheck.model.protocol import COORDINATOR_ACTIONS, INPUT_TASK_ACTIONS, SOURCE_ACTIONS
+from flipcheck.model.protocol import coordinator, failover, tasks
 
 RULE = re.compile(r"\b([JSCF]\d+u?)\b")
 

@@ -7,8 +7,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from flipcheck.generators.protocol import EXAMPLE_GRAPHS, example_graph
 from flipcheck.model.barriers import MODES
-from flipcheck.model.job import Job, initial_state, is_end, successors
-from flipcheck.properties.job_properties import check_state, check_step, no_deadlock
+from flipcheck.model.protocol import Job, initial_state, is_end, successors
+from flipcheck.properties.protocol_properties import check_state, check_step, no_deadlock
 
 
 class ProtocolMachine(RuleBasedStateMachine):

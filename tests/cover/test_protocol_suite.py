@@ -77,7 +77,7 @@ def test_the_configurations_tried_while_minimising_end_with_the_case_s_own():
 
 
 def test_stopping_at_a_propertys_shortest_trace_gives_the_full_searchs_trace():
-    from flipcheck.properties.job_explore import GRAPH_PROPERTIES, explore_job
+    from flipcheck.properties.protocol_explore import GRAPH_PROPERTIES, explore_job
     from flipcheck.designs.protocol import Configuration
 
     cases = [(Configuration("pair", "aligned", 1, 1, 0), "pre-flip-147"),          # step and state properties

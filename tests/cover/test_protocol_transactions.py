@@ -1,8 +1,8 @@
 """Two-phase-commit sink transactions in the whole-job model (rules J2, J5, J7; FLINK-23473)."""
 
 from flipcheck.generators.protocol import example_graph
-from flipcheck.model.job import FINISHED_TASK, initial_state, is_end, run
-from flipcheck.properties.job_properties import no_dangling_transaction
+from flipcheck.model.protocol import FINISHED_TASK, initial_state, is_end, run
+from flipcheck.properties.protocol_properties import no_dangling_transaction
 from flipcheck.reference_impl.protocol_variants import make_job
 
 # pair: src[0] -> sink[0]; the sink performs its final checkpoint 1 after its end of data.

@@ -27,7 +27,7 @@ __all__ = ["CliResult", "ForkedCli", "STOPPED", "MEMORY_LIMIT"]
 
 STOPPED = "STOPPED_BEFORE_WORK"
 MEMORY_LIMIT = 2 * 1024**3  # address space per command: an honest bound, far above any sane run
-_PRELOAD = ("flipcheck.cli", "z3", "pyspark", "pyarrow", "networkx", "graphviz", "flipcheck.properties.job_explore",
+_PRELOAD = ("flipcheck.cli", "z3", "pyspark", "pyarrow", "networkx", "graphviz", "flipcheck.properties.protocol_explore",
             "flipcheck.properties.z3_plan", "flipcheck.render.core", "flipcheck.designs.suite", "flipcheck.designs.mutants",
             "flipcheck.designs", "flipcheck.sweep.runner", "flipcheck.flink.import_plan", "flipcheck.properties.barriers_replay")
 

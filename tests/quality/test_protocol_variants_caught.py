@@ -7,9 +7,9 @@ import pytest
 
 from flipcheck.generators.protocol import example_graph
 from flipcheck.model.barriers import ALIGNED, UNALIGNED
-from flipcheck.model.job import initial_state, is_end, successors
-from flipcheck.properties.job_explore import explore_job, replay
-from flipcheck.properties.job_properties import NO_DEADLOCK, STATE_PROPERTIES, check_state, check_step
+from flipcheck.model.protocol import initial_state, is_end, successors
+from flipcheck.properties.protocol_explore import explore_job, replay
+from flipcheck.properties.protocol_properties import NO_DEADLOCK, STATE_PROPERTIES, check_state, check_step
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOL_VARIANTS, make_job
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from flipcheck.generators.protocol import example_graph
-from flipcheck.model.job import Job
-from flipcheck.properties.job_explore import explore_job
+from flipcheck.model.protocol import Job
+from flipcheck.properties.protocol_explore import explore_job
 
 MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "protocol.json").read_text())
 CONFIGS = MANIFEST["configs"]

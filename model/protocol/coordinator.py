@@ -5,10 +5,10 @@ t)``) and :func:`receive_finished_reports`, :func:`trigger` and :func:`stop_with
 (``action(job, state)``); each returns ``(label, step)`` for every such step enabled in ``state``.
 The functions after them are the rule bodies, which the task rules reach too: a decline
 (:func:`decline`) aborts the pending checkpoint at once. The rule texts are in the package
-docstring (:mod:`flipcheck.model.job`); each function cites the rules it encodes.
+docstring (:mod:`flipcheck.model.protocol`); each function cites the rules it encodes.
 
 >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
->>> from flipcheck.model.job import Job, initial_state
+>>> from flipcheck.model.protocol import Job, initial_state
 >>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), records=1)
 >>> [(label, step.freeze().rpcs) for label, step in trigger(job, initial_state(job))]
 [(('trigger', 1), ((1,), ()))]

@@ -6,10 +6,10 @@ a source, :func:`receive` and :func:`poll_released` a task with inputs, :func:`f
 :mod:`.machine` say which). ``action(job, state, t)`` returns ``(label, step)`` for every such
 step enabled in ``state`` (an empty list when none is). The functions after them are the rule
 bodies the actions share; they change a :class:`~.step.Step` in place. The rule texts are in the
-package docstring (:mod:`flipcheck.model.job`); each function cites the rules it encodes.
+package docstring (:mod:`flipcheck.model.protocol`); each function cites the rules it encodes.
 
 >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
->>> from flipcheck.model.job import Job, initial_state
+>>> from flipcheck.model.protocol import Job, initial_state
 >>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), records=1)
 >>> [(label, step.freeze().queues) for label, step in emit(job, initial_state(job), 0)]
 [(('emit', 0, 0), ((('D', 0),),))]
@@ -339,7 +339,7 @@ def send_barrier(n: Step, t: int, k: int) -> tuple:
     behind the priority events already at the head and ahead of everything else).
 
     >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
-    >>> from flipcheck.model.job import Job, initial_state
+    >>> from flipcheck.model.protocol import Job, initial_state
     >>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), mode="unaligned")
     >>> n = Step(job, initial_state(job))
     >>> n.queues[0] = (("B", 1), ("D", 0))

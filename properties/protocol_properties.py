@@ -1,13 +1,13 @@
 """End-to-end properties of the whole job (FLIP-147), each a plain function returning violations.
 
-Three shapes, all over the model of :mod:`flipcheck.model.job`:
+Three shapes, all over the model of :mod:`flipcheck.model.protocol`:
 
 * **step properties** ``(job, before, label, notes, after) -> list[Violation]``: judged on one
   step; they look only at the notes they *watch* (e.g. ``completed``, ``finished``), so the
   explorer calls them only on such steps;
 * **state properties** ``(job, state) -> list[Violation]``;
 * **graph properties** (no deadlock, the end stays reachable, a checkpoint can complete after
-  an abort): judged on the whole reachable graph by :mod:`flipcheck.properties.job_explore`;
+  an abort): judged on the whole reachable graph by :mod:`flipcheck.properties.protocol_explore`;
   :func:`no_deadlock` also works on one state.
 
 :func:`check_trace` runs every step and state property along a trace (random walks, hypothesis).
@@ -18,7 +18,7 @@ or Flink fact it comes from.
 Example
 -------
 >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
->>> from flipcheck.model.job import Job, initial_state, run
+>>> from flipcheck.model.protocol import Job, initial_state, run
 >>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), records=1)
 >>> steps = [("emit", 0, 0), ("end-of-data", 0), ("receive", 1, 0, ("D", 0)), ("receive", 1, 0, ("EOD",))]
 >>> check_trace(job, steps)
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from flipcheck.model.barriers import AT_LEAST_ONCE
-from flipcheck.model.job import (
+from flipcheck.model.protocol import (
     DATA, END_OF_DATA, EOI, FINISHED, PHASE_NAMES, RUNNING, Job, JobState, initial_state, is_end, successors,
 )
 from flipcheck.model.jobgraph import ALL_TO_ALL
@@ -319,7 +319,7 @@ STATE_PROPERTIES: tuple[Property, ...] = (
 
 def _graph_property(name, meaning, source) -> Property:
     def check(*_):
-        raise TypeError(f"{name} is judged on the whole state graph (flipcheck.properties.job_explore)")
+        raise TypeError(f"{name} is judged on the whole state graph (flipcheck.properties.protocol_explore)")
     return Property(name, check, meaning, source)
 
 

@@ -4,7 +4,7 @@ Seed "Failover and Recovery"; flip147 facts §3.2. The action :func:`failover` (
 returns the one failover step while the job's bound on failures allows one more.
 
 >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
->>> from flipcheck.model.job import Job, initial_state
+>>> from flipcheck.model.protocol import Job, initial_state
 >>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), failures=1)
 >>> [(label, step.notes) for label, step in failover(job, initial_state(job))]
 [(('failover',), [('failover', 0)])]

@@ -7,7 +7,7 @@ change, and the *notes* that say what the step caused (snapshots, completions, a
 state it started from is never changed.
 
 >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
->>> from flipcheck.model.job import Job, initial_state
+>>> from flipcheck.model.protocol import Job, initial_state
 >>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]))
 >>> before = initial_state(job)
 >>> step = Step(job, before)

@@ -1,7 +1,7 @@
-"""Exhaustive exploration and random simulation of the whole job (:mod:`flipcheck.model.job`).
+"""Exhaustive exploration and random simulation of the whole job (:mod:`flipcheck.model.protocol`).
 
 :func:`explore_job` searches every reachable state breadth-first (:func:`~.explore.explore_graph`)
-and checks every property of :mod:`.job_properties`: step and state properties during the
+and checks every property of :mod:`.protocol_properties`: step and state properties during the
 search (the first violation of each comes with a **shortest** trace), then, when the search was
 complete, the graph properties on the reachable graph: deadlocks (shortest path to the first
 one), states from which the end of the job is unreachable although no deadlock is (reported as a
@@ -27,7 +27,7 @@ Example
 -------
 >>> from types import MappingProxyType
 >>> from flipcheck.model.jobgraph import JobGraph, JobVertex, ALL_TO_ALL
->>> from flipcheck.model.job import Job
+>>> from flipcheck.model.protocol import Job
 >>> sink = JobVertex("sink", 1, MappingProxyType({"two_phase_commit_sink": True}))
 >>> job = Job(JobGraph.build([("src", 1), sink], [("src", "sink", ALL_TO_ALL)]), records=1)
 >>> result = explore_job(job)
@@ -48,12 +48,12 @@ from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 from flipcheck.model import barriers as bar
-from flipcheck.model.job import (
+from flipcheck.model.protocol import (
     BARRIER, CANCEL, EOI, FINISHED_TASK, Coordinator, Job, JobState, Snapshot, initial_state, is_end, successors,
 )
 
 from .explore import StateGraph, cannot_reach, explore_graph, lasso
-from .job_properties import (
+from .protocol_properties import (
     AFTER_ABORT, END_REACHABLE, NO_DEADLOCK, check_state, check_step, no_deadlock,
 )
 from .violation import Violation

@@ -8,7 +8,7 @@ step, the step's notes say what it caused. The order of the tables is the order 
 steps are listed, which traces and seeded random walks depend on.
 
 >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
->>> from flipcheck.model.job import Job
+>>> from flipcheck.model.protocol import Job
 >>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), records=1)
 >>> [label for label, _, _ in successors(job, initial_state(job))]
 [('emit', 0, 0), ('trigger', 1)]

@@ -21,7 +21,7 @@ from .. import barriers as bar
 from ..execution_graph import count_connections, input_connections
 from ..jobgraph import FINISHED as FINISHED_STATE, RUNNING as RUNNING_STATE, JobGraph, vertex_flag_problem
 from ..plan import CheckpointPlan
-from .protocol import Protocol
+from .switches import Protocol
 
 __all__ = ["MODES", "MAX_TASKS", "MAX_CHANNELS", "MAX_RECORDS", "TaskInfo", "ChannelInfo", "Job", "job_size_problem"]
 

@@ -167,7 +167,7 @@ Example
 """
 
 from .machine import COORDINATOR_ACTIONS, INPUT_TASK_ACTIONS, SOURCE_ACTIONS, initial_state, is_end, run, successors
-from .protocol import Protocol
+from .switches import Protocol
 from .state import (
     BARRIER, CANCEL, CANCELED, DATA, END_OF_DATA, EOD, EOI, EOP, FAILOVER, FINISHED, FINISHED_TASK, NO_STOP_ID,
     PHASE_NAMES, RUNNING, STOPPED, TASK_CLOSING, TASK_NOT_READY, Coordinator, JobState, Pending, RestorePoint,
