@@ -87,7 +87,7 @@ def measured(item: dict):
     start = time.perf_counter()
     yield
     if REGENERATE:
-        _measured.setdefault(_index(item), {})["seconds"] = round(time.perf_counter() - start, 3)
+        _measured.setdefault(_index(item), {})["seconds"] = float(f"{time.perf_counter() - start:.3g}")
 
 
 def pin(item: dict, **observed) -> None:
