@@ -1,5 +1,6 @@
-"""The suite finds the barrier bugs: every named variant is caught, by exhaustive exploration and
-by the stateful hypothesis machine, and every property catches at least one variant.
+"""The suite finds the barrier bugs: every named variant is caught by exhaustive exploration (and
+by the stateful hypothesis machine: tests/slow/test_long_hunts.py), and every property catches at
+least one variant.
 
 A variant that nothing catches, or a property that can never fail, is a gap in the suite.
 """
@@ -8,12 +9,10 @@ import pytest
 
 import manifest
 from flipcheck.barrier_replay import replay
-from flipcheck.generators.barrier_machine import QUICK, barrier_machine
 from flipcheck.model.barriers import AT_LEAST_ONCE, MODES, UNALIGNED, Config, format_event, parse_event
 from flipcheck.properties.barrier_explore import explore_task
 from flipcheck.properties.barrier_properties import PROPERTY_NAMES
 from flipcheck.reference_impl.barriers import VARIANTS
-from machine_checks import machine_failure
 
 # Each variant in each configuration it changes: explored next to the model (refinement), and
 # with the property monitors only.
@@ -70,17 +69,11 @@ def test_every_variant_is_caught_by_a_property_somewhere():
         ("announcement-eop-no-alignment-start", False)]  # only a repeated alignment start differs
 
 
-def _machine_modes(name):
+def machine_modes(name: str) -> list:
+    """The modes whose stateful machine can show variant ``name`` (tests/slow/test_long_hunts.py
+    runs each machine against it)."""
     cls = VARIANTS[name]
     return [m for m in MODES if any(cls.modes(c) for c in all_configs() if c.mode == m)]
-
-
-@pytest.mark.parametrize("name,mode", [(n, m) for n in VARIANTS for m in _machine_modes(n)])
-def test_stateful_machine_catches_variant(name, mode):
-    """The stateful machine of that mode, checking the properties only, fails on the variant."""
-    failure = machine_failure(lambda: barrier_machine(mode, name, refinement=False), QUICK)
-    assert failure is not None, f"{name} ({mode}) survived the stateful machine"
-    assert str(failure).split(":")[0] in PROPERTY_NAMES
 
 
 # property -> (handler, mode, channels, events, extra Config options): one run it catches.

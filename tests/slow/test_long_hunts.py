@@ -1,17 +1,17 @@
 """The quality checks whose cases take more than a few seconds each (tests/quality keeps the
-rest, which `make check` runs): these hunts and explorations run in `make test` only."""
+rest, which `make check` runs): these explorations, and the stateful machine's hunt for every
+barrier variant, run in `make test` only."""
 
 import pytest
 
-from test_mutants_caught import LONG_HUNTS, assert_caught_within_the_ci_budget
+from machine_checks import machine_failure
+from flipcheck.generators.barrier_machine import QUICK, barrier_machine
+from flipcheck.properties.barrier_properties import PROPERTY_NAMES
+from flipcheck.reference_impl.barriers import VARIANTS
+from test_barrier_variants_caught import machine_modes
 from test_protocol_variants_caught import (
     LONG_CASES, assert_correct_protocol_passes_the_same_configuration, assert_variant_caught_with_a_replaying_trace,
 )
-
-
-@pytest.mark.parametrize("mutant_id", sorted(LONG_HUNTS))
-def test_mutant_is_caught(mutant_id):
-    assert_caught_within_the_ci_budget(mutant_id)
 
 
 @pytest.mark.parametrize("variant", sorted(LONG_CASES))
@@ -22,3 +22,11 @@ def test_variant_caught_with_a_replaying_trace(variant):
 @pytest.mark.parametrize("variant", sorted(LONG_CASES))
 def test_correct_protocol_passes_the_same_configuration(variant):
     assert_correct_protocol_passes_the_same_configuration(variant)
+
+
+@pytest.mark.parametrize("name,mode", [(n, m) for n in VARIANTS for m in machine_modes(n)])
+def test_stateful_machine_catches_barrier_variant(name, mode):
+    """The stateful machine of that mode, checking the properties only, fails on the variant."""
+    failure = machine_failure(lambda: barrier_machine(mode, name, refinement=False), QUICK)
+    assert failure is not None, f"{name} ({mode}) survived the stateful machine"
+    assert str(failure).split(":")[0] in PROPERTY_NAMES
