@@ -1,6 +1,7 @@
 """The quality checks whose cases take more than a few seconds each (tests/quality keeps the
-rest, which `make check` runs): these explorations, and the stateful machine's hunt for every
-barrier variant, run in `make test` only."""
+rest, which `make check` runs): these explorations, the correct protocol on every protocol
+variant's configuration, and the stateful machine's hunt for every barrier variant run in
+`make test` only."""
 
 import pytest
 
@@ -10,7 +11,7 @@ from flipcheck.properties.barrier_properties import PROPERTY_NAMES
 from flipcheck.reference_impl.barriers import VARIANTS
 from test_barrier_variants_caught import machine_modes
 from test_protocol_variants_caught import (
-    LONG_CASES, assert_correct_protocol_passes_the_same_configuration, assert_variant_caught_with_a_replaying_trace,
+    CASES, LONG_CASES, assert_correct_protocol_passes_the_same_configuration, assert_variant_caught_with_a_replaying_trace,
 )
 
 
@@ -19,7 +20,7 @@ def test_variant_caught_with_a_replaying_trace(variant):
     assert_variant_caught_with_a_replaying_trace(variant)
 
 
-@pytest.mark.parametrize("variant", sorted(LONG_CASES))
+@pytest.mark.parametrize("variant", sorted(CASES))
 def test_correct_protocol_passes_the_same_configuration(variant):
     assert_correct_protocol_passes_the_same_configuration(variant)
 
