@@ -1,10 +1,11 @@
-# The whole set-up is `make demo` and `make test`; both bootstrap .venv through `make install`.
+# The whole set-up is `make demo` and `make test` (`make check` while editing); each bootstraps .venv
+# through `make install`.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-browser test demo bench fuzz clean
+.PHONY: install install-browser test check manifests demo bench fuzz clean
 
 # Python packages, then graphviz's dot for the pictures (apt-get as root when missing; otherwise
 # one line says what to install). Both steps are idempotent.
@@ -29,6 +30,17 @@ $(STAMP): pyproject.toml
 test: install install-browser
 	$(BIN)/python -m pytest -n 2 -m "not spark and not browser"
 	$(BIN)/python -m pytest -m "spark or browser" || test $$? -eq 5
+
+# The inner loop: everything but tests/slow/ (the `slow` marker), Spark and the browser, on both
+# cores, in under 2 minutes; `make test` is the full run CI does.
+check: install
+	$(BIN)/python -m pytest -n 2 -m "not slow and not spark and not browser"
+
+# Re-measure every pinned manifest entry (tests/manifests/, docs/manifests.md), `seconds`
+# included, by running the tests that read them in recording mode; review with `git diff`.
+MANIFEST_TESTS = $(shell grep -rlE '^(import manifest|from recovery_mutant_checks import)' tests --include='test_*.py')
+manifests: install
+	FLIPCHECK_REGENERATE_MANIFESTS=1 $(BIN)/python -m pytest -n 2 $(MANIFEST_TESTS)
 
 demo: install
 	$(BIN)/flipcheck demo

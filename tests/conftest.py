@@ -5,6 +5,7 @@ derandomised runs make failures reproducible.
 """
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -15,6 +16,20 @@ settings.register_profile(
 )
 settings.register_profile("thorough", max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+# -- tiers ----------------------------------------------------------------------------------------
+# `make check` runs `-m "not slow and not spark and not browser"`; `make test` runs everything.
+# A test is slow exactly when it lives under tests/slow/: this hook is the only place the marker
+# is set (tests/quality/test_test_tiers.py fails on `mark.slow` anywhere else).
+
+SLOW_DIRECTORY = Path(__file__).resolve().parent / "slow"
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SLOW_DIRECTORY in item.path.parents:
+            item.add_marker(pytest.mark.slow)
 
 
 # -- system programs ----------------------------------------------------------------------------
@@ -54,3 +69,15 @@ def pytest_runtest_call(item):
         return (yield)
     except DotNotFoundError as error:
         pytest.fail(str(error), pytrace=False)
+
+
+# -- pinned manifests ---------------------------------------------------------------------------
+# `make manifests` (FLIPCHECK_REGENERATE_MANIFESTS=1) rewrites the entries the tests measured
+# (tests/manifest.py); under xdist each worker hands its records to the controller.
+
+def pytest_sessionfinish(session):
+    import manifest
+
+    if manifest.REGENERATE:
+        worker = getattr(session.config, "workerinput", {}).get("workerid")
+        manifest.write_measured(worker)

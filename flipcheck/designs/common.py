@@ -1,7 +1,7 @@
 """Pieces the design suites of ``flipcheck verify`` share: result rows, random cases per kind
 through both drivers, batches of a stateful machine, mutant lists.
 
-A design's ``flipcheck/verify_<design>.py`` names its kinds of case, its property groups and its
+A design's ``flipcheck/designs/<design>.py`` names its kinds of case, its property groups and its
 state machine; these functions run them the same way for every design.
 
 Example

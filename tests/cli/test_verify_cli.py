@@ -2,6 +2,7 @@
 
 import json
 
+import manifest
 from flipcheck.cli import main
 
 
@@ -40,12 +41,9 @@ def test_barriers_suite_runs_every_driver_and_catches_a_variant(capsys):
 def test_bench_barriers_reports_pinned_state_counts(capsys):
     # The counts are the manifest's (tests/manifests/barriers.json); the bench must explore
     # exactly the pinned model, whatever its speed.
-    from pathlib import Path
-
-    manifest = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "barriers.json").read_text())
     assert main(["bench", "barriers", "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(rows) == 8 and all(row["states_per_second"] > 0 for row in rows)
-    pinned = {(c["mode"], c["after_finished"], c["alignment_timeout"]): c["distinct_states"]
-              for c in manifest["model"]["configs"]}
+    pinned = {(e["config"]["mode"], e["config"]["after_finished"], e["config"]["alignment_timeout"]): e["distinct_states"]
+              for e in manifest.entries("barriers", model="spec", check="states")}
     assert {(r["mode"], r["after_finished"], r["alignment_timeout"]): r["states"] for r in rows} == pinned

@@ -1,8 +1,8 @@
 """docs/barriers.md names every property, variant and z3 invariant, and shows the pinned counts."""
 
-import json
 from pathlib import Path
 
+import manifest
 from flipcheck.model.barriers import MODES, UNALIGNED, Config
 from flipcheck.properties.barriers_properties import PROPERTY_NAMES
 from flipcheck.properties.z3_barriers import INVARIANTS
@@ -20,6 +20,5 @@ def test_doc_names_every_property_variant_and_invariant():
 
 
 def test_doc_shows_the_pinned_model_counts():
-    manifest = json.loads((ROOT / "tests" / "manifests" / "barriers.json").read_text())
-    for entry in manifest["model"]["configs"]:
+    for entry in manifest.entries("barriers", model="spec", check="states"):
         assert f"| {entry['distinct_states']} | {entry['transitions']} | {entry['depth']} |" in TEXT

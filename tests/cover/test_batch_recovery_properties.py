@@ -2,39 +2,35 @@
 implementation satisfy every property, with the counts pinned in tests/manifests/batch_recovery.json;
 each property can fail (a hand-made bad step), and names its source."""
 
-import json
-from pathlib import Path
-
 import pytest
 
+import manifest
 from flipcheck.model.batch_recovery import CANCELED, Config, run
 from flipcheck.properties.batch_recovery_explore import explore_job, explore_model
 from flipcheck.properties.batch_recovery_properties import BATCH_PROPERTIES, PROPERTY_NAMES, check_step
 from flipcheck.designs.batch_recovery import GRAPHS
 
-MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "batch_recovery.json").read_text())
+DESIGN = "batch-recovery"
+MODEL = manifest.entries(DESIGN, slow=False, model="spec", check="properties", properties=None)
+SMALL = [e for e in MODEL if e["distinct_states"] < 5000]
 
 
 def config_of(entry) -> Config:
-    name, *rest = entry["config"]
-    return Config(GRAPHS[name], *rest)
+    return Config(**dict(entry["config"], graph=GRAPHS[entry["config"]["graph"]]))
 
 
-def ids(entries):
-    return ["-".join(map(str, e["config"])) for e in entries]
-
-
-@pytest.mark.parametrize("entry", MANIFEST["model"], ids=ids(MANIFEST["model"]))
+@pytest.mark.parametrize("entry", MODEL, ids=manifest.entry_id)
 def test_every_property_holds_at_every_crash_point_of_the_model(entry):
-    result = explore_model(config_of(entry), stop_at_first=False)
+    with manifest.measured(entry):
+        result = explore_model(config_of(entry), stop_at_first=False)
     assert result.complete and result.problems == []
-    assert (result.states, result.transitions, result.depth, result.crash_points) == (
-        entry["distinct_states"], entry["transitions"], entry["depth"], entry["crash_points"])
+    manifest.pin(entry, distinct_states=result.states, transitions=result.transitions, depth=result.depth,
+                 crash_points=result.crash_points)
 
 
-@pytest.mark.parametrize("entry", [e for e in MANIFEST["model"] if e["distinct_states"] < 5000],
-                         ids=ids([e for e in MANIFEST["model"] if e["distinct_states"] < 5000]))
+@pytest.mark.parametrize("entry", SMALL, ids=manifest.entry_id)
 def test_flink_refines_the_model_with_every_property(entry):
+    """Flink's implementation explores exactly the states and crash points pinned for the spec."""
     result = explore_job(config_of(entry), "flink", stop_at_first=False)
     assert result.complete and result.problems == []
     assert (result.states, result.crash_points) == (entry["distinct_states"], entry["crash_points"])
@@ -64,7 +60,8 @@ def test_each_property_fails_on_a_bad_step():
 
 
 def test_every_property_is_documented_and_caught_by_a_mutant_or_a_bad_step():
-    caught = {e["property"] for e in MANIFEST["variants"]} | {p for f in MANIFEST["findings"] for p in f["properties"]}
+    caught = {e["result"] for e in manifest.entries(DESIGN, check="hunt")} | {
+        p for f in manifest.entries(DESIGN, model="spec") for p in f.get("properties", [])}
     assert len(set(PROPERTY_NAMES)) == len(BATCH_PROPERTIES)
     for prop in BATCH_PROPERTIES:
         assert prop.meaning and prop.source, prop.name

@@ -84,13 +84,6 @@ def test_each_topology_appears_once_up_to_isomorphism():
         assert not nx.is_isomorphic(graphs[a], graphs[b], **match), (space[a], space[b])
 
 
-def test_order_is_stable_and_smaller_bounds_are_a_prefix():
-    small, large = TopologySpace(3, 3), TopologySpace(4, 3)
-    assert [small[i] for i in range(len(small))] == [large[i] for i in range(len(small))]
-    assert [large[i] for i in range(50)] == [TopologySpace(4, 3)[i] for i in range(50)]
-    assert [large.vertices_of(i) for i in (0, len(small) - 1, len(small))] == [1, 3, 4]
-
-
 def test_job_graphs_and_state_assignment_count():
     space = topology_space(3, 2)
     total = 0

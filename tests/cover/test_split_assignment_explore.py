@@ -1,51 +1,50 @@
 """Exploration of the split-assignment spec and of Flink's implementation, pinned in
 tests/manifests/split_assignment.json (small configurations; the larger ones are in tests/slow/)."""
 
-import json
-from pathlib import Path
-
 import pytest
 
+import manifest
 from flipcheck.model.split_assignment import Config
 from flipcheck.properties.split_assignment_explore import (
     compare_designs, explore_job, explore_liveness, explore_model, replay,
 )
 from flipcheck.properties.split_assignment_properties import PROPERTY_NAMES, SPLIT_PROPERTIES
 
-MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "split_assignment.json").read_text())
+DESIGN = "split-assignment"
+MODEL = manifest.entries(DESIGN, slow=False, model="spec", check="properties")
+REFINEMENT = manifest.entries(DESIGN, slow=False, model="flink", check="refinement+properties")
+LIVENESS = manifest.entries(DESIGN, check="liveness", result="success")
 
 
-def ids(entries):
-    return ["-".join(map(str, e["config"])) + (f"-{e['variant']}" if e.get("variant") else "") for e in entries]
-
-
-@pytest.mark.parametrize("entry", MANIFEST["model"], ids=ids(MANIFEST["model"]))
+@pytest.mark.parametrize("entry", MODEL, ids=manifest.entry_id)
 def test_every_property_holds_on_every_path_of_the_model(entry):
-    result = explore_model(Config(*entry["config"]), stop_at_first=False)
+    with manifest.measured(entry):
+        result = explore_model(Config(**entry["config"]), stop_at_first=False)
     assert result.complete and result.problems == []
-    assert (result.states, result.transitions, result.depth) == (
-        entry["distinct_states"], entry["transitions"], entry["depth"])
+    manifest.pin(entry, distinct_states=result.states, transitions=result.transitions, depth=result.depth)
 
 
-@pytest.mark.parametrize("entry", MANIFEST["flink_refines_model"], ids=ids(MANIFEST["flink_refines_model"]))
+@pytest.mark.parametrize("entry", REFINEMENT, ids=manifest.entry_id)
 def test_flink_refines_the_model_with_every_property(entry):
-    result = explore_job(Config(*entry["config"]), "flink", stop_at_first=False)
+    with manifest.measured(entry):
+        result = explore_job(Config(**entry["config"]), entry["model"], stop_at_first=False)
     assert result.complete and result.problems == []
-    assert (result.states, result.transitions) == (entry["distinct_states"], entry["transitions"])
+    manifest.pin(entry, distinct_states=result.states, transitions=result.transitions)
 
 
-@pytest.mark.parametrize("entry", MANIFEST["liveness"], ids=ids(MANIFEST["liveness"]))
+@pytest.mark.parametrize("entry", LIVENESS, ids=manifest.entry_id)
 def test_every_split_can_always_still_be_read(entry):
-    graph, problems = explore_liveness(Config(*entry["config"]), entry["variant"])
+    with manifest.measured(entry):
+        graph, problems = explore_liveness(Config(**entry["config"]), None if entry["model"] == "spec" else entry["model"])
     assert graph.complete and problems == []
-    assert (len(graph), graph.transitions, len(graph.deadlocks)) == (
-        entry["states"], entry["transitions"], entry["finals_and_deadlocks"])
+    manifest.pin(entry, distinct_states=len(graph), transitions=graph.transitions, deadlocks=len(graph.deadlocks))
 
 
 def test_design_comparison_shows_the_seeds_trade_off():
-    pinned = MANIFEST["design_comparison"]
-    rows = compare_designs(Config(*pinned["config"]))
-    assert [dict(r._asdict(), violations=list(r.violations)) for r in rows] == pinned["designs"]
+    pinned = manifest.entry(DESIGN, check="comparison")
+    with manifest.measured(pinned):
+        rows = compare_designs(Config(**pinned["config"]))
+    manifest.pin(pinned, rows=[dict(r._asdict(), violations=list(r.violations)) for r in rows])
     # exactly-once everywhere; only the coordinator needs the gateway; persistent channels
     # never give a failed reader's splits to another reader ("Splits always go to the same reader")
     assert all(not r.violations for r in rows)

@@ -1,38 +1,36 @@
 """Checks the recovery designs' mutant tests share (test_approximate_recovery_mutants_caught.py,
-test_local_recovery_mutants_caught.py); ``driver`` is the design's flipcheck/verify_<design>.py."""
+test_local_recovery_mutants_caught.py); ``driver`` is the design's flipcheck/designs/<design>.py."""
 
 import json
-from pathlib import Path
 
+import manifest
 from flipcheck.generators.choices import SeededChooser
 from flipcheck.designs.mutants import catalogue
 
 
-def load_manifest(name: str) -> dict:
-    return json.loads((Path(__file__).resolve().parents[1] / "manifests" / f"{name}.json").read_text())
+def pinned_variants(design: str) -> dict:
+    """The manifest's hunt entries of ``design``, by variant."""
+    return {entry["model"]: entry for entry in manifest.entries(design, check="hunt")}
 
 
-def pinned_variants(manifest: dict) -> dict:
-    return {entry["variant"]: entry for entry in manifest["variants"]}
-
-
-def assert_registered(driver, suite: str, manifest: dict) -> None:
+def assert_registered(driver, design: str) -> None:
     """Every variant is pinned in the manifest, listed in MUTANTS and in the mutant catalogue."""
-    pinned = pinned_variants(manifest)
+    pinned = pinned_variants(design)
     assert set(pinned) == set(driver.VARIANTS) == set(driver.MUTANTS)
-    ours = {m.id for m in catalogue().values() if m.suite == suite}
+    ours = {m.id for m in catalogue().values() if m.suite == design}
     assert ours == set(driver.VARIANTS) and len(ours) >= 3
 
 
-def assert_caught_as_pinned(driver, name: str, manifest: dict) -> None:
+def assert_caught_as_pinned(driver, name: str, design: str) -> None:
     """The hunt catches the variant with the pinned property, driver and counterexample, which
     replays: the variant violates the property on it, the engine nothing."""
-    detection = driver.hunt(catalogue()[name], budget_seconds=30)
-    pinned = pinned_variants(manifest)[name]
+    pinned = pinned_variants(design)[name]
+    with manifest.measured(pinned):
+        detection = driver.hunt(catalogue()[name], **pinned["config"])
     assert detection.caught
-    assert (detection.property, detection.driver) == (pinned["property"], pinned["driver"])
-    assert json.loads(json.dumps(driver.describe_case(detection.counterexample))) == pinned["counterexample"]
-    assert pinned["property"] in {v.property for v in driver.check_case(detection.counterexample, name)}
+    manifest.pin(pinned, result=detection.property, driver=detection.driver,
+                 counterexample=driver.describe_case(detection.counterexample))
+    assert pinned["result"] in {v.property for v in driver.check_case(detection.counterexample, name)}
     assert driver.check_case(detection.counterexample, driver.ENGINE) == []
 
 

@@ -1,28 +1,33 @@
-"""The suite finds the barrier bugs: every named variant is caught, by exhaustive exploration and
-by the stateful hypothesis machine, and every property catches at least one variant.
+"""The suite finds the barrier bugs: every named variant is caught by exhaustive exploration (and
+by the stateful hypothesis machine: tests/slow/test_long_hunts.py), and every property catches at
+least one variant.
 
 A variant that nothing catches, or a property that can never fail, is a gap in the suite.
 """
 
-import json
-from pathlib import Path
-
 import pytest
 
-from flipcheck.properties.barriers_replay import replay
+import manifest
 from flipcheck.generators.barriers import QUICK, barrier_machine
+from flipcheck.properties.barriers_replay import replay
 from flipcheck.model.barriers import AT_LEAST_ONCE, MODES, UNALIGNED, Config, format_event, parse_event
 from flipcheck.properties.barriers_explore import explore_task
 from flipcheck.properties.barriers_properties import PROPERTY_NAMES
 from flipcheck.reference_impl.barriers import VARIANTS
-from machine_checks import machine_failure
 
-MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "barriers.json").read_text())
-CAUGHT = MANIFEST["variants"]
+# Each variant in each configuration it changes: explored next to the model (refinement), and
+# with the property monitors only.
+REFINED = [e for e in manifest.entries("barriers", check="refinement") if e["model"] in VARIANTS]
+CAUGHT = [e for e in manifest.entries("barriers", check="properties") if e["model"] in VARIANTS]
 
 
 def config_of(entry: dict) -> Config:
-    return Config(entry["channels"], entry["mode"], entry["after_finished"], entry["alignment_timeout"])
+    c = entry["config"]
+    return Config(c["channels"], c["mode"], c["after_finished"], c["alignment_timeout"])
+
+
+def violated(entry: dict) -> list:
+    return [] if entry["result"] == "success" else entry["result"]
 
 
 def all_configs(channels: int = 3):
@@ -31,46 +36,45 @@ def all_configs(channels: int = 3):
 
 
 def test_manifest_lists_every_variant_in_every_configuration_it_changes():
-    listed = {(e["variant"], config_of(e)) for e in CAUGHT}
+    listed = {(e["model"], config_of(e)) for e in CAUGHT}
     expected = {(name, cfg) for name, cls in VARIANTS.items() for cfg in all_configs() if cls.modes(cfg)}
-    assert listed == expected
+    assert listed == expected == {(e["model"], config_of(e)) for e in REFINED}
     assert {name for name, _ in listed} == set(VARIANTS)
 
 
-@pytest.mark.parametrize("entry", CAUGHT, ids=[f"{e['variant']}-{e['mode']}-{e['after_finished']}-"
-                                               f"{e['alignment_timeout']}" for e in CAUGHT])
-def test_exploration_catches_variant_with_a_shortest_trace(entry):
-    """Breadth-first exploration next to the model finds the pinned shortest counterexample;
-    with the property monitors only (no model) it finds the pinned one, or nothing where the
-    variant differs from Flink in no property (pinned as an empty list)."""
-    config = config_of(entry)
-    refined = explore_task(config, entry["variant"], entry["max_id"], check_properties=False)
+@pytest.mark.parametrize("entry", REFINED, ids=manifest.entry_id)
+def test_exploration_next_to_the_model_catches_variant_with_a_shortest_trace(entry):
+    """Breadth-first exploration next to the model finds the pinned shortest counterexample."""
+    with manifest.measured(entry):
+        refined = explore_task(config_of(entry), entry["model"], entry["config"]["max_id"], check_properties=False)
+    manifest.pin(entry, result=[v.property for v in refined.problems][0],
+                 trace=[format_event(e) for e in refined.trace])
     assert [v.property for v in refined.problems] == ["refines_model"]
-    assert [format_event(e) for e in refined.trace] == entry["refinement_trace"]
-    found = explore_task(config, entry["variant"], entry["max_id"], refinement=False)
-    assert sorted({v.property for v in found.problems}) == entry["properties"]
-    assert [format_event(e) for e in found.trace] == entry["trace"]
-    assert found.complete == (not entry["properties"])
+
+
+@pytest.mark.parametrize("entry", CAUGHT, ids=manifest.entry_id)
+def test_property_monitors_catch_variant_with_a_shortest_trace(entry):
+    """With the property monitors only (no model) exploration finds the pinned counterexample, or
+    nothing where the variant differs from Flink in no property (pinned as "success")."""
+    with manifest.measured(entry):
+        found = explore_task(config_of(entry), entry["model"], entry["config"]["max_id"], refinement=False)
+    properties = sorted({v.property for v in found.problems})
+    manifest.pin(entry, result=properties or "success", trace=[format_event(e) for e in found.trace])
+    assert found.complete == (not properties)
 
 
 def test_every_variant_is_caught_by_a_property_somewhere():
-    assert {e["variant"] for e in CAUGHT if e["properties"]} == set(VARIANTS)
+    assert {e["model"] for e in CAUGHT if violated(e)} == set(VARIANTS)
     # The one configuration where only refinement sees a variant, and why it is fine.
-    assert [(e["variant"], e["alignment_timeout"]) for e in CAUGHT if not e["properties"]] == [
+    assert [(e["model"], e["config"]["alignment_timeout"]) for e in CAUGHT if not violated(e)] == [
         ("announcement-eop-no-alignment-start", False)]  # only a repeated alignment start differs
 
 
-def _machine_modes(name):
+def machine_modes(name: str) -> list:
+    """The modes whose stateful machine can show variant ``name`` (tests/slow/test_long_hunts.py
+    runs each machine against it)."""
     cls = VARIANTS[name]
     return [m for m in MODES if any(cls.modes(c) for c in all_configs() if c.mode == m)]
-
-
-@pytest.mark.parametrize("name,mode", [(n, m) for n in VARIANTS for m in _machine_modes(n)])
-def test_stateful_machine_catches_variant(name, mode):
-    """The stateful machine of that mode, checking the properties only, fails on the variant."""
-    failure = machine_failure(lambda: barrier_machine(mode, name, refinement=False), QUICK)
-    assert failure is not None, f"{name} ({mode}) survived the stateful machine"
-    assert str(failure).split(":")[0] in PROPERTY_NAMES
 
 
 # property -> (handler, mode, channels, events, extra Config options): one run it catches.

@@ -2,11 +2,9 @@
 property and shortest trace, which replays (the mutant violates it there, Flink does not); the
 seeded driver finds the shallow ones too."""
 
-import json
-from pathlib import Path
-
 import pytest
 
+import manifest
 from flipcheck.designs.drivers import seeded_driver
 from flipcheck.model.batch_recovery import Config
 from flipcheck.designs.mutants import catalogue
@@ -14,13 +12,11 @@ from flipcheck.properties.batch_recovery_explore import replay
 from flipcheck.reference_impl.batch_recovery_variants import MUTANTS
 from flipcheck.designs.batch_recovery import GRAPHS, check_case, generate_case, hunt
 
-MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "batch_recovery.json").read_text())
-PINNED = {e["variant"]: e for e in MANIFEST["variants"]}
+PINNED = {e["model"]: e for e in manifest.entries("batch-recovery", check="hunt")}
 
 
 def config_of(entry) -> Config:
-    name, *rest = entry["config"]
-    return Config(GRAPHS[name], *rest)
+    return Config(**dict(entry["config"], graph=GRAPHS[entry["config"]["graph"]]))
 
 
 def test_every_mutant_is_pinned_and_in_the_catalogue():
@@ -30,14 +26,15 @@ def test_every_mutant_is_pinned_and_in_the_catalogue():
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_hunt_catches_mutant_with_the_pinned_trace(name):
-    detection = hunt(catalogue()[name], budget_seconds=30)
     entry = PINNED[name]
+    with manifest.measured(entry):
+        detection = hunt(catalogue()[name], budget_seconds=30)
     config, trace = detection.counterexample
-    assert detection.caught and detection.property == entry["property"]
-    assert config == config_of(entry) and [list(a) for a in trace] == entry["trace"]
-    refinement = entry["property"] == "refines_model"
+    assert detection.caught and config == config_of(entry)
+    manifest.pin(entry, result=detection.property, trace=[list(a) for a in trace])
+    refinement = entry["result"] == "refines_model"
     steps = replay(config, trace, name, refinement=refinement)
-    assert entry["property"] in {v.property for v in steps[-1].violations}
+    assert entry["result"] in {v.property for v in steps[-1].violations}
     assert all(not s.violations for s in replay(config, trace, "flink"))
 
 

@@ -1,21 +1,7 @@
-"""Every mutant in the catalogue is caught within the CI budget (issue: kill rate 100%)."""
-
-import pytest
+"""The mutant catalogue is documented and the gallery shows what caught each mutant; the hunt of
+every mutant within the CI budget (kill rate 100%) is tests/slow/test_every_mutant_caught.py."""
 
 from flipcheck.designs.mutants import catalogue, hunt
-
-# Per mutant. A hunt stops at its first violation, so the budget costs time only when a mutant
-# survives; the slowest catch (protocol-no-end-of-data-ack: a 23-step unaligned trace, ~370k
-# states) takes ~30 s on a loaded 2-core machine.
-CI_BUDGET_SECONDS = 120
-
-
-@pytest.mark.parametrize("mutant_id", sorted(catalogue()))
-def test_mutant_is_caught(mutant_id):
-    mutant = catalogue()[mutant_id]
-    detection = hunt(mutant, CI_BUDGET_SECONDS)
-    assert detection.caught, f"{mutant_id} ({mutant.flink_issue}) survived {CI_BUDGET_SECONDS} s"
-    assert detection.property and detection.driver and detection.cases_to_detection >= 1
 
 
 def test_catalogue_entries_are_documented():

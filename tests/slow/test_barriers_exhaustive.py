@@ -7,65 +7,61 @@ Flink's implementation is checked against the model on every path, and the prope
 own at-least-once tracker violates are pinned as expected failures with their shortest traces.
 """
 
-import json
-from pathlib import Path
-
 import pytest
 
+import manifest
 from flipcheck.model.barriers import Config, format_event
 from flipcheck.properties.barriers_explore import EXPECTED_FAILURES, explore_model, explore_task
 from flipcheck.properties.barriers_properties import PROPERTY_NAMES
 
-MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "barriers.json").read_text())
+DESIGN = "barriers"
 
 
-def config_of(entry: dict, channels: int) -> Config:
-    return Config(channels, entry["mode"], entry["after_finished"], entry["alignment_timeout"])
+def config_of(entry: dict) -> Config:
+    c = entry["config"]
+    return Config(c["channels"], c["mode"], c["after_finished"], c["alignment_timeout"])
 
 
-def ids(entries):
-    return [f"{e['mode']}-{'on' if e['after_finished'] else 'off'}{'-timeout' if e['alignment_timeout'] else ''}"
-            for e in entries]
+def slow_entries(**fields) -> list[dict]:
+    return manifest.entries(DESIGN, slow=True, **fields)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("entry", MANIFEST["model"]["configs"], ids=ids(MANIFEST["model"]["configs"]))
+STATES = slow_entries(model="spec", check="states")
+PROPERTIES = slow_entries(model="spec", check="properties", properties=None)
+REFINEMENT = slow_entries(model="flink", check="refinement")
+EXPECTED = [e for e in slow_entries(model="spec", check="properties") if e.get("properties")]
+
+
+@pytest.mark.parametrize("entry", STATES, ids=manifest.entry_id)
 def test_model_state_counts(entry):
-    bounds = MANIFEST["model"]
-    result = explore_model(config_of(entry, bounds["channels"]), bounds["max_id"])
+    with manifest.measured(entry):
+        result = explore_model(config_of(entry), entry["config"]["max_id"])
     assert result.complete
-    assert (result.states, result.transitions, result.depth) == (
-        entry["distinct_states"], entry["transitions"], entry["depth"])
+    manifest.pin(entry, distinct_states=result.states, transitions=result.transitions, depth=result.depth)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("entry", MANIFEST["model_with_properties"]["configs"],
-                         ids=ids(MANIFEST["model_with_properties"]["configs"]))
+@pytest.mark.parametrize("entry", PROPERTIES, ids=manifest.entry_id)
 def test_every_property_holds_on_every_path_of_the_model(entry):
-    bounds = MANIFEST["model_with_properties"]
-    result = explore_model(config_of(entry, bounds["channels"]), bounds["max_id"], check_properties=True)
+    with manifest.measured(entry):
+        result = explore_model(config_of(entry), entry["config"]["max_id"], check_properties=True)
     assert result.problems == [] and result.complete
-    assert (result.states, result.transitions) == (entry["distinct_states"], entry["transitions"])
+    manifest.pin(entry, distinct_states=result.states, transitions=result.transitions)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("entry", MANIFEST["flink_refines_model"]["configs"],
-                         ids=ids(MANIFEST["flink_refines_model"]["configs"]))
+@pytest.mark.parametrize("entry", REFINEMENT, ids=manifest.entry_id)
 def test_flink_implementation_refines_the_model_on_every_path(entry):
-    bounds = MANIFEST["flink_refines_model"]
-    result = explore_task(config_of(entry, bounds["channels"]), "flink", bounds["max_id"], check_properties=False)
+    with manifest.measured(entry):
+        result = explore_task(config_of(entry), "flink", entry["config"]["max_id"], check_properties=False)
     assert result.problems == [] and result.complete
-    assert (result.states, result.transitions) == (entry["distinct_states"], entry["transitions"])
+    manifest.pin(entry, distinct_states=result.states, transitions=result.transitions)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("entry", MANIFEST["expected_failures"],
-                         ids=[f"{e['property']}-{'on' if e['after_finished'] else 'off'}"
-                              for e in MANIFEST["expected_failures"]])
+@pytest.mark.parametrize("entry", EXPECTED, ids=manifest.entry_id)
 def test_expected_failures_of_flinks_tracker(entry):
     """The at-least-once quirks: the shortest violating trace is pinned (or that there is none)."""
-    assert (entry["mode"], entry["property"]) in EXPECTED_FAILURES
-    others = [p for p in PROPERTY_NAMES if p != entry["property"]]
-    result = explore_model(config_of(entry, entry["channels"]), entry["max_id"], check_properties=True, skip=others)
-    assert bool(result.problems) == entry["violated"]
-    assert [format_event(e) for e in result.trace] == entry["trace"]
+    [prop] = entry["properties"]
+    assert (entry["config"]["mode"], prop) in EXPECTED_FAILURES
+    others = [p for p in PROPERTY_NAMES if p != prop]
+    with manifest.measured(entry):
+        result = explore_model(config_of(entry), entry["config"]["max_id"], check_properties=True, skip=others)
+    manifest.pin(entry, result=prop if result.problems else "success", trace=[format_event(e) for e in result.trace])

@@ -6,13 +6,11 @@ from flipcheck.model.barriers import Config
 from flipcheck.properties.z3_barriers import INVARIANTS, bmc, induction
 
 
-@pytest.mark.slow
 def test_bmc_depth_8_three_channels_aligned():
     report = bmc(Config(3), depth=8)
     assert report.holds and report.depth == 8
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("config", [Config(3), Config(3, "unaligned")], ids=["aligned", "unaligned"])
 def test_every_invariant_proved_for_every_depth_three_channels(config):
     report = induction(config)

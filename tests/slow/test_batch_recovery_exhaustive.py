@@ -1,42 +1,41 @@
 """Exhaustive exploration of batch recovery on larger configurations (every crash point), Flink
 against the model, and the pinned two-crash findings of the specification itself."""
 
-import json
-from pathlib import Path
-
 import pytest
 
+import manifest
 from flipcheck.model.batch_recovery import Config
 from flipcheck.properties.batch_recovery_explore import explore_job, explore_model, replay
 from flipcheck.designs.batch_recovery import GRAPHS
 
-MANIFEST = json.loads((Path(__file__).resolve().parents[1] / "manifests" / "batch_recovery.json").read_text())
+DESIGN = "batch-recovery"
+LARGER = manifest.entries(DESIGN, slow=True, check="properties", properties=None)
+FINDINGS = [e for e in manifest.entries(DESIGN, slow=True, check="properties") if e.get("properties")]
 
 
 def config_of(entry) -> Config:
-    name, *rest = entry["config"]
-    return Config(GRAPHS[name], *rest)
+    return Config(**dict(entry["config"], graph=GRAPHS[entry["config"]["graph"]]))
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("entry", MANIFEST["model_slow"], ids=["-".join(map(str, e["config"])) for e in MANIFEST["model_slow"]])
+@pytest.mark.parametrize("entry", LARGER, ids=manifest.entry_id)
 def test_flink_refines_the_model_at_every_crash_point(entry):
-    model = explore_model(config_of(entry), stop_at_first=False)
+    with manifest.measured(entry):
+        model = explore_model(config_of(entry), stop_at_first=False)
     flink = explore_job(config_of(entry), "flink", stop_at_first=False)
     assert model.complete and flink.complete and model.problems == flink.problems == []
-    assert (model.states, model.transitions, model.depth, model.crash_points) == (
-        entry["distinct_states"], entry["transitions"], entry["depth"], entry["crash_points"])
+    manifest.pin(entry, distinct_states=model.states, transitions=model.transitions, depth=model.depth,
+                 crash_points=model.crash_points)
     assert flink.states == model.states
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("finding", MANIFEST["findings"], ids=[f["name"] for f in MANIFEST["findings"]])
+@pytest.mark.parametrize("finding", FINDINGS, ids=[f["name"] for f in FINDINGS])
 def test_two_crashes_expose_the_replay_rule(finding):
     """Expected failures (tlaplus-style): the facts' replay rule with two JM crashes."""
     config = config_of(finding)
-    result = explore_model(config, properties=finding["properties"])
-    assert sorted({v.property for v in result.problems}) == finding["properties"]
-    assert [list(a) for a in result.trace] == finding["trace"]
+    with manifest.measured(finding):
+        result = explore_model(config, properties=finding["properties"])
+    manifest.pin(finding, result=sorted({v.property for v in result.problems}),
+                 trace=[list(a) for a in result.trace])
     # Flink's implementation agrees with the specification on it, step by step; the restored
     # FINISHED task is also not covered by a later snapshot in file order
     steps = replay(config, [tuple(a) for a in finding["trace"]], "flink", stop_at_first=False)

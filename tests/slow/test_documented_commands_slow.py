@@ -5,8 +5,6 @@ import pytest
 
 from documented_commands import assert_ran_as_documented, documented_examples, grouped
 
-pytestmark = pytest.mark.slow
-
 SLOW_EXAMPLES = grouped([e for e in documented_examples() if not e.uses_spark and e.is_slow])
 
 
