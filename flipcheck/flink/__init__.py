@@ -1,0 +1,3 @@
+"""The bridge to the real engine: Flink's own plans (REST and execution-plan JSON) imported
+as job graphs (``import_plan``).
+"""
