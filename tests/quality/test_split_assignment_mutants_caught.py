@@ -48,7 +48,8 @@ def test_exploration_catches_mutant_with_a_shortest_trace(name):
 def test_every_property_catches_a_named_variant(entry):
     with manifest.measured(entry):
         found = explore_job(Config(**entry["config"]), entry["model"], refinement=False, properties=entry["properties"])
-    manifest.pin(entry, result=found.problems[0].property if found.problems else "success", trace=found.trace)
+    assert found.problems, f"{entry['model']} breaks no property of {entry['properties']}"
+    manifest.pin(entry, result=found.problems[0].property, trace=found.trace)
 
 
 def test_every_property_has_a_catch():

@@ -16,17 +16,12 @@ DESIGN = "local-recovery"
 SCHEDULING = manifest.entries(DESIGN, check="enumeration", config={"part": "scheduling"})
 
 
-def pin_enumeration(pinned: dict, checked: tuple) -> None:
-    cases, first_violation = checked
-    assert first_violation is None
-    manifest.pin(pinned, cases=cases)
-
-
 def test_every_write_outcome():
     pinned = manifest.entry(DESIGN, config={"part": "write"})
     with manifest.measured(pinned):
-        checked = check_all(check_write_case, pinned["model"], all_writes(pinned["config"]["max_handles"]))
-    pin_enumeration(pinned, checked)
+        cases, first_violation = check_all(check_write_case, pinned["model"], all_writes(pinned["config"]["max_handles"]))
+    assert first_violation is None
+    manifest.pin(pinned, cases=cases)
 
 
 def test_every_store_operation_sequence_pinned():
@@ -40,15 +35,17 @@ def test_every_store_operation_sequence_pinned():
 def test_every_restore_layout():
     pinned = manifest.entry(DESIGN, config={"part": "restore"})
     with manifest.measured(pinned):
-        checked = check_all(check_restore_case, pinned["model"], all_restores(pinned["config"]["key_groups"]))
-    pin_enumeration(pinned, checked)
+        cases, first_violation = check_all(check_restore_case, pinned["model"], all_restores(pinned["config"]["key_groups"]))
+    assert first_violation is None
+    manifest.pin(pinned, cases=cases)
 
 
 @pytest.mark.parametrize("pinned", SCHEDULING, ids=manifest.entry_id)
 def test_every_scheduling_bulk(pinned):
     with manifest.measured(pinned):
-        checked = check_all(check_scheduling_cases, pinned["model"], exact_scheduling(pinned["config"]["tasks"]))
-    pin_enumeration(pinned, checked)
+        cases, first_violation = check_all(check_scheduling_cases, pinned["model"], exact_scheduling(pinned["config"]["tasks"]))
+    assert first_violation is None
+    manifest.pin(pinned, cases=cases)
 
 
 def test_z3_seed_rule_is_optimal_for_every_bulk():
