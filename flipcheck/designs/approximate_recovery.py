@@ -1,5 +1,6 @@
-"""The ``approximate-recovery`` suite: FLIP-135 approximate task-local recovery, every property
-with every driver.
+"""The ``approximate-recovery`` design's front end (the members of
+:class:`~flipcheck.designs.contract.Design` are at the end of this module). ``verify``: FLIP-135
+approximate task-local recovery, every property with every driver.
 
 Drivers (``verify``), for the engine ``flip135`` or a named variant:
 

@@ -1,4 +1,5 @@
-"""The ``barriers`` suite of ``flipcheck verify``: task-side alignment with finished channels.
+"""The ``barriers`` design's front end (the members of :class:`~flipcheck.designs.contract.Design`
+are at the end of this module). ``verify``: task-side alignment with finished channels.
 
 Drivers, for the engine's handler (or a named variant of it):
 

@@ -1,4 +1,6 @@
-"""The ``batch-recovery`` suite of ``flipcheck verify``: batch job recovery after JM failover (FLIP-383).
+"""The ``batch-recovery`` design's front end (the members of
+:class:`~flipcheck.designs.contract.Design` are at the end of this module). ``verify``: batch
+job recovery after JM failover (FLIP-383).
 
 Drivers, for Flink's implementation (or a named variant of it):
 

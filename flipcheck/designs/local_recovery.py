@@ -1,4 +1,6 @@
-"""The ``local-recovery`` suite: task-local state recovery, every property with every driver.
+"""The ``local-recovery`` design's front end (the members of
+:class:`~flipcheck.designs.contract.Design` are at the end of this module). ``verify``: task-
+local state recovery, every property with every driver.
 
 Drivers (``verify``), for the engine ``flink`` or a named variant:
 

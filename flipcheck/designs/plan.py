@@ -1,4 +1,5 @@
-"""The ``plan`` suite of ``flipcheck verify``: every plan property with all its drivers.
+"""The ``plan`` design's front end (the members of :class:`~flipcheck.designs.contract.Design` are
+at the end of this module). ``verify``: every plan property with all its drivers.
 
 * ``seeded`` and ``hypothesis`` — every property of :data:`PLAN_PROPERTIES` on generated job
   graphs of every state kind (:mod:`flipcheck.generators.job_graphs`);

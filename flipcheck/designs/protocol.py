@@ -1,4 +1,5 @@
-"""The ``protocol`` suite of ``flipcheck verify``: the whole job (FLIP-147 end to end).
+"""The ``protocol`` design's front end (the members of :class:`~flipcheck.designs.contract.Design`
+are at the end of this module). ``verify``: the whole job (FLIP-147 end to end).
 
 Drivers, for the correct protocol or a named variant (:mod:`flipcheck.reference_impl.protocol_variants`):
 

@@ -1,4 +1,6 @@
-"""The ``split-assignment`` suite of ``flipcheck verify``: FLIP-27 split assignment with checkpoints.
+"""The ``split-assignment`` design's front end (the members of
+:class:`~flipcheck.designs.contract.Design` are at the end of this module). ``verify``: FLIP-27
+split assignment with checkpoints.
 
 Drivers, for Flink's implementation (or a named variant of it):
 
