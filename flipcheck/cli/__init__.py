@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub = subparsers.add_parser(
             name,
             help=module.HELP,
-            description=module.DESCRIPTION,
+            # A command whose text lists the registered designs builds it now, not at import.
+            description=module.description() if hasattr(module, "description") else module.DESCRIPTION,
             formatter_class=argparse.RawDescriptionHelpFormatter,
             epilog=getattr(module, "EPILOG", None),
         )

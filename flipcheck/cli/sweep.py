@@ -7,12 +7,13 @@ import sys
 from flipcheck.designs import designs_help
 
 HELP = "check many cases on Spark (random or exhaustive), resumable, with an HTML report"
-DESCRIPTION = """\
+ABOUT = """\
 Generate and check many cases of one suite (or all of them) on Spark. Executors regenerate
 every case from its id (SUITE:SEED:INDEX), check it with the suite's properties for the
 engine's algorithm (or --algorithm / --variant NAME) and return one row per case.
 
-""" + designs_help(all="every suite in this build; a --variant applies to the suites that know it") + """
+"""
+DETAILS = """
 cases:
   --cases N --seed S   N random cases per suite, case i generated from (S, i)
   --exhaustive         plan: every job graph with <= V vertices (each DAG shape once up to
@@ -30,6 +31,13 @@ Spark: --master local[*] (default: embedded, nothing to start), local[N], spark:
 yarn, k8s://... The Spark UI is disabled. DIR must be visible to the driver and the executors
 (any path in local mode; a shared file system on a cluster; see docs/sweep.md).
 """
+
+
+def description() -> str:
+    """The description, listing the designs registered when the parser is built."""
+    return ABOUT + designs_help(all="every suite in this build; a --variant applies to the suites that know it") + DETAILS
+
+
 EPILOG = """\
 output in DIR:
   cases.parquet/     one row per case: id, suite, algorithm, index, shape, size, outcome,

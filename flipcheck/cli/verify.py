@@ -8,11 +8,18 @@ import sys
 from flipcheck.designs import designs_help
 
 HELP = "run one suite's properties with all its drivers (hypothesis, seeded, z3, exploration)"
-DESCRIPTION = """\
+ABOUT = """\
 Run every property of one suite with every driver that suite has, within a time budget, and
 report per property and driver how many cases were checked and how many violated it.
 
-""" + designs_help()
+"""
+
+
+def description() -> str:
+    """The description, listing the designs registered when the parser is built."""
+    return ABOUT + designs_help()
+
+
 EPILOG = """\
 examples:
   flipcheck verify --suite plan
