@@ -167,6 +167,8 @@ def _stateful(variant: str, budget_seconds: float) -> tuple[int, Counter]:
     batch_settings = settings(quick_settings(20), derandomize=False, phases=quick_settings().phases[:2])
     while time.perf_counter() < deadline or batch == 0:
         try:
+            # The seeds this suite has always used (it borrowed the barrier suite's runner), so a
+            # batch number still reproduces the same runs.
             seeded_run(machine, batch_settings, f"barriers-{batch}")
         except AssertionError as failure:
             prop = str(failure).split(":")[0]

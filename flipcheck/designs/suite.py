@@ -137,7 +137,7 @@ class Suite:
         return title_of(self.name)
 
     def algorithms(self) -> Sequence[str]:
-        """Every algorithm or variant name this suite can check (engine first)."""
+        """Every algorithm or variant name this suite can check (the engine among them)."""
         raise NotImplementedError
 
     def property_names(self) -> Sequence[str]:
