@@ -31,6 +31,7 @@ Example
 
 from __future__ import annotations
 
+import heapq
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +88,12 @@ PATTERNS = (
     Pattern("notify-abort", "TaskExecutor", "DEBUG",
             re.compile(r"Abort checkpoint (?P<checkpoint>\d+)@\d+ for (?P<task>\S+?)\.?$"),
             "TaskExecutor.abortCheckpoint"),
+    Pattern("task-ended", "StreamTask", "DEBUG",
+            re.compile(r"^Finished task (?P<name>.+)$"),
+            "StreamTask.afterInvoke: the task's input ended (a source: its data)"),
+    Pattern("operators-finished", "StreamTask", "DEBUG",
+            re.compile(r"^Finished operators for task (?P<name>.+)$"),
+            "StreamTask.afterInvoke: the task's operators finished, it closes"),
     Pattern("task-state", "Task", "INFO",
             re.compile(r"(?P<name>.*) \((?P<task>\w+_\w+_\d+_\d+)\) switched from (?P<detail>\w+ to \w+)"),
             "Task.transitionState: the task's own view"),
@@ -153,6 +160,8 @@ def _event(file: str, number: int, time: str, logger: str, message: str, more: l
             detail = f"gate {groups['gate']} channel {groups['channel']}"
         elif pattern.kind in ("task-state", "execution-state"):
             detail = f"{groups['name']}: {detail}"
+        elif pattern.kind in ("task-ended", "operators-finished"):
+            detail = groups["name"]   # "<task name> (<subtask>/<parallelism>)#<attempt>": no attempt id
         elif pattern.kind == "decline":
             reasons = [r.group(1) for r in map(_DECLINE_REASON.search, more) if r]
             detail = reasons[0] if reasons else ""
@@ -176,10 +185,10 @@ def parse_log(text: str, file: str = "<log>") -> LogReading:
 
 
 def read_logs(paths: Iterable[str]) -> LogReading:
-    """Every log's events, merged and sorted by time (then file and line): JobManager and
+    """Every log's events, each file's in its order, files merged by time: JobManager and
     TaskManager logs may be given in any order. An unreadable file, or one with no log entry at
     all, is an :class:`~flipcheck.errors.InputError`."""
-    events, entries, unrecognised = [], 0, 0
+    per_file, entries, unrecognised = [], 0, 0
     for path in paths:
         try:
             text = Path(path).read_text(errors="replace")
@@ -189,8 +198,11 @@ def read_logs(paths: Iterable[str]) -> LogReading:
         if reading.entries == 0:
             raise InputError(path, "no Flink log entry (expected lines like "
                                    "'2026-11-25 00:29:14,840 INFO  org.apache.flink... [] - message')")
-        events += reading.events
         entries += reading.entries
         unrecognised += reading.unrecognised
-    events.sort(key=lambda e: (e.time, e.file, e.line))
+        per_file.append(reading.events)
+    # Within a file the order is the order of writing, which a timestamp taken earlier by
+    # another thread must not change; files are interleaved by time.
+    per_file.sort(key=lambda file_events: file_events[0].file if file_events else "")
+    events = list(heapq.merge(*per_file, key=lambda e: e.time))
     return LogReading(events, entries, unrecognised)

@@ -108,6 +108,11 @@ Coordinator (:mod:`.coordinator`)
   bound on the periodic timer); afterwards the coordinator triggers again whenever it learned
   something since its last trigger (a report arrived), so the bound never starves the finishing
   protocol.
+* C3p the periodic timer as Flink runs it (``Job(periodic_timer=True)``, for trace validation):
+  ``CheckpointCoordinator``'s scheduled trigger fires every interval, and with
+  ``max-concurrent-checkpoints`` 1 starts a checkpoint whenever none is pending, whether or not
+  anything changed (flip147 facts §4.1). C3 is a bound on that timer that keeps explorations
+  finite; a real run's log needs the timer itself.
 * C4 trigger RPCs travel asynchronously; one reaching a FINISHED task is declined
   (``CHECKPOINT_DECLINED_TASK_NOT_READY``; seed: "the tasks might finish between the computation
   and the tasks get triggered"; flip147 facts §3.2, FLINK-23741).
@@ -126,6 +131,11 @@ Coordinator (:mod:`.coordinator`)
   synchronous savepoint like a checkpoint (C2). Its options travel with its RPCs and barriers;
   the model reads them from the coordinator's ``stop_id``, which never changes once set. Aborted,
   triggering resumes (the job keeps running); completed, nothing is triggered any more.
+
+* C8 once every task FINISHED the job leaves RUNNING: the checkpoint scheduler stops and aborts a
+  checkpoint still pending (flip147 facts §4.2, ``stopCheckpointScheduler``,
+  ``CHECKPOINT_COORDINATOR_SUSPEND``). Past the end of the job, so no exploration takes it;
+  trace validation does (:func:`~.coordinator.suspend_at_job_end`).
 
 Failover (:mod:`.failover`; seed "Failover and Recovery"; flip147 facts §3.2)
 * F1 a task failure restarts every task from the latest completed checkpoint: channels empty

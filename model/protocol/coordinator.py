@@ -17,13 +17,13 @@ docstring (:mod:`flipcheck.model.protocol`); each function cites the rules it en
 from __future__ import annotations
 
 from .state import (
-    END_OF_DATA, FINISHED, NO_STOP_ID, RUNNING, TASK_CLOSING, JobState, Pending, RestorePoint, Snapshot,
+    COORDINATOR_SUSPEND, END_OF_DATA, FINISHED, NO_STOP_ID, RUNNING, TASK_CLOSING, JobState, Pending, RestorePoint, Snapshot,
 )
 from .step import Step, Steps, replaced
 from .structure import Job
 
 __all__ = [
-    "receive_acknowledgement", "receive_finished_reports", "trigger", "stop_with_savepoint",
+    "receive_acknowledgement", "receive_finished_reports", "trigger", "stop_with_savepoint", "suspend_at_job_end",
     "start_pending", "decline", "abort_pending",
 ]
 
@@ -102,6 +102,19 @@ def stop_with_savepoint(job: Job, s: JobState) -> Steps:
     return [(("stop-with-savepoint", c.last_id + 1), n)]
 
 
+def suspend_at_job_end(job: Job, s: JobState) -> Steps:
+    """C8: once every task FINISHED the job leaves RUNNING, the scheduler stops and a checkpoint
+    still pending is aborted (flip147 facts §4.2: ``stopCheckpointScheduler``,
+    ``CHECKPOINT_COORDINATOR_SUSPEND``). Not among the job's actions: an exploration ends with
+    the job; trace validation (:mod:`flipcheck.properties.trace_validation`) reads it past the end."""
+    c = s.coordinator
+    if c.pending is None or any(ts.phase != FINISHED for ts in s.tasks):
+        return []
+    n = Step(job, s)
+    abort_pending(n, COORDINATOR_SUSPEND)
+    return [(("suspend",), n)]
+
+
 # ----------------------------------------------------------------------------------------------
 # When to trigger
 
@@ -120,8 +133,11 @@ def _may_trigger(job: Job, s: JobState, with_data: bool) -> bool:
     """C3: while some source still has data at most ``checkpoints`` checkpoints start; afterwards
     only when the coordinator learned something since its last trigger and a final checkpoint
     is missing. C6: when its end-of-data view holds every task it triggers whatever the bound
-    (flip147 facts §3.1, FLINK-28386)."""
+    (flip147 facts §3.1, FLINK-28386). C3p: with the job's ``periodic_timer`` the timer fires
+    whenever no checkpoint is pending, whatever the coordinator learned."""
     c = s.coordinator
+    if job.periodic_timer:
+        return True
     every_task_ended = c.learned and c.known_end_of_data == job.all_tasks  # C6: past the periodic bound
     if with_data:
         return c.started_with_data < job.checkpoints or every_task_ended

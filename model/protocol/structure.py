@@ -75,11 +75,13 @@ class Job:
     ``records`` is the default number of records per source subtask (a source vertex's
     ``"records"`` flag overrides it); ``checkpoints`` bounds checkpoints started while data
     remains (C3); ``failures`` bounds failovers; ``stop_with_savepoint`` lets the coordinator stop
-    the job once with a savepoint without drain (C7, J9).
+    the job once with a savepoint without drain (C7, J9). ``periodic_timer`` replaces the C3
+    bound by Flink's own timer (C3p): trace validation needs it, exploration never does.
     """
 
     def __init__(self, graph: JobGraph, mode: str = bar.ALIGNED, records: int = 1, checkpoints: int = 1,
-                 failures: int = 0, protocol: Protocol | None = None, stop_with_savepoint: bool = False):
+                 failures: int = 0, protocol: Protocol | None = None, stop_with_savepoint: bool = False,
+                 periodic_timer: bool = False):
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r} (expected one of {', '.join(MODES)})")
         for name, value in (("records", records), ("checkpoints", checkpoints), ("failures", failures)):
@@ -97,6 +99,7 @@ class Job:
         self.stop_with_savepoint = stop_with_savepoint
         self.checkpoints = checkpoints
         self.failures = failures
+        self.periodic_timer = periodic_timer
         self.protocol = protocol or Protocol()
         self.after_finished = graph.checkpoints_after_tasks_finished and self.protocol.checkpoints_after_tasks_finished
         self._expand(records)

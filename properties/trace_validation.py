@@ -1,0 +1,416 @@
+"""Trace validation: is an observed run a behaviour of the whole-job model?
+
+A real engine's log shows some of a run's steps and none of the others. This module decides
+whether a sequence of *observations* is what some behaviour of :mod:`flipcheck.model.protocol`
+shows, in the sense of TLA+ trace validation (Cirstea, Kuppe, Merz et al.) and CCF's CI: every
+observation is matched to a model step, and the steps the log does not show are filled in by a
+bounded search between observations.
+
+Observations are tuples. Task ``t`` and input ``local`` are the model's numbers; ``k`` is a
+checkpoint id::
+
+    ("trigger", k)             the coordinator started checkpoint k               C2
+    ("trigger-task", t, k)     k's trigger RPC reached task t                     C4
+    ("barrier", t, local, k)   t polled k's barrier from input ``local`` (None: any input)   J3
+    ("ack", t, k)              the coordinator received t's acknowledgement of k  J5/C5
+    ("notify", t, k)           t received the completion notification of k        J8
+    ("reported", t)            the coordinator received t's FINISHED report       C1
+    ("failover",)              the job failed over                                F1
+    ("closing", t)             t may finish and closes (its operators finished)   J7
+    ("decline", t, k)          the coordinator received t's decline of k          C4/C5/J6
+    ("completed", k)           k completed                                        C5
+    ("failed", k)              k was aborted                                      C5/F1
+    ("finished", t)            t switched to FINISHED                             J7
+    ("ended", t)               a source ended its data; a task with inputs, its input   J1/J3
+
+The first eight are a step's *own* observation: the log line is written where the step
+happens (a message is received). The last five *lag*: they are written by whoever learns of the
+step later, so the log may show them after observations of later steps (a decline travels to
+the coordinator; a task switches to FINISHED only after its mailbox closed, and an RPC arriving
+in between is declined as ``CHECKPOINT_DECLINED_TASK_CLOSING``: ``Task.triggerCheckpointBarrier``).
+A step's lagging observations wait in a bounded multiset until the log shows them.
+
+A step whose own observation is of a kind the log does not show at all (``visible``) is silent:
+records, EndOfData and EndOfPartition moving through channels, a source ending its data, a task
+finishing (its FINISHED line lags) are always silent. The search is a depth-first search over
+``(observations explained, state, waiting observations)`` that tries the fewest silent steps
+first and backtracks; it stops after ``budget`` states.
+
+Example
+-------
+>>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
+>>> from flipcheck.model.protocol import Job
+>>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), records=0,
+...           periodic_timer=True)
+>>> run = [("trigger", 1), ("ended", 0), ("trigger-task", 0, 1), ("ack", 0, 1), ("barrier", 1, 0, 1),
+...        ("ack", 1, 1), ("completed", 1), ("notify", 0, 1), ("notify", 1, 1), ("closing", 0), ("finished", 0),
+...        ("ended", 1), ("closing", 1), ("finished", 1)]
+>>> validate(job, run).conforms
+True
+>>> verdict = validate(job, [("trigger", 1), ("ack", 0, 1)])
+>>> verdict.conforms, verdict.explained
+(False, 1)
+>>> print(verdict.why)
+J5/C5: no acknowledgement of checkpoint 1 by src[0] is on its way (it has taken no snapshot of 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+from flipcheck.model.protocol import FINISHED, RUNNING, END_OF_DATA, Job, JobState, initial_state, successors
+from flipcheck.model.protocol.coordinator import (
+    receive_acknowledgement, receive_finished_reports, suspend_at_job_end, trigger,
+)
+from flipcheck.model.protocol.failover import failover
+from flipcheck.model.protocol.state import BARRIER, EOP
+from flipcheck.model.protocol.tasks import finish, may_finish, receive, receive_notification, receive_trigger_rpc
+
+__all__ = ["OWN_KINDS", "LAGGING_KINDS", "KINDS", "Verdict", "observe", "validate", "MAX_WAITING"]
+
+OWN_KINDS = ("trigger", "trigger-task", "barrier", "ack", "notify", "reported", "failover", "closing")
+LAGGING_KINDS = ("decline", "completed", "failed", "finished", "ended")
+KINDS = OWN_KINDS + LAGGING_KINDS
+
+# At most this many lagging observations may wait for their log line at once (a bound of the
+# search, not of the model: a run with more concurrent late lines needs a larger one).
+MAX_WAITING = 12
+# Silent steps tried between two observations, at most.
+DEFAULT_DEPTH = 8
+DEFAULT_BUDGET = 2_000_000
+# A lagging line comes at most this many observations after the step that causes it.
+DEFAULT_WINDOW = 40
+# Nodes kept per observation, at most (a bound of the search, reported when reached).
+MAX_FRONTIER = 5_000
+# Observations explained again, every way, when the lazy search gets stuck.
+DEFAULT_BACKTRACK = 6
+
+
+@dataclass
+class Verdict:
+    """The outcome: ``conforms``; how many observations were ``explained`` (a prefix); the
+    first one no behaviour explains (``first_unexplained``, an index) with ``why``; the
+    ``behaviour`` found (model step labels, silent ones included) up to the furthest point."""
+
+    conforms: bool
+    explained: int
+    first_unexplained: int | None = None
+    why: str = ""
+    behaviour: list = field(default_factory=list)
+    states: int = 0
+    exhausted_budget: bool = False
+
+
+def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobState) -> tuple:
+    """What the step from ``s`` to ``after`` shows: ``(own, lagging, optional)``: its own
+    observation or None, the lagging observations it causes, and lagging ones the log may or
+    may not show."""
+    kind = label[0]
+    own = None
+    lagging: list = []
+    optional: list = []
+    if kind == "trigger":
+        if any(note[0] == "triggered" for note in notes):
+            own = ("trigger", label[1])
+    elif kind == "rpc":
+        own = ("trigger-task", label[1], label[2])
+    elif kind == "receive" and label[3][0] == BARRIER:
+        own = ("barrier", label[1], label[2], label[3][1])
+    elif kind == "ack":
+        own = ("ack", label[1], label[2])
+    elif kind == "notify":
+        own = ("notify", label[1], label[2])
+    elif kind == "report-finished":
+        own = ("reported", label[1])
+    elif kind == "failover":
+        own = ("failover",)
+    elif kind == "finish":
+        # Flink finishes the operators and closes the mailbox (a trigger RPC arriving now is
+        # declined, TASK_CLOSING); the switch to FINISHED is logged later.
+        own = ("closing", label[1])
+        lagging.append(("finished", label[1]))
+    elif kind == "end-of-data" or kind == "receive" and label[3][0] == EOP and not after.tasks[label[1]].handler.open:
+        # J1: a source's data ended; J3: the last EndOfPartition ended a task's input (Flink's
+        # END_OF_INPUT): both end the task's mailbox loop.
+        lagging.append(("ended", label[1]))
+    for note in notes:
+        if note[0] == "completed":
+            lagging.append(("completed", note[1]))
+        elif note[0] == "aborted":
+            k, reason, t = note[1], note[2], note[3]
+            if kind == "failover" or note[2] == "CHECKPOINT_DECLINED_TASK_CLOSING" and t is None:
+                optional.append(("failed", k))    # the coordinator's own abort: suspended, finalize failed
+            else:
+                lagging.append(("failed", k))
+            if t is not None:
+                # A trigger RPC to a task the TaskExecutor no longer knows fails the RPC instead of
+                # declining (TaskExecutor.triggerCheckpoint: "unknown task"): no Decline line.
+                (optional if kind == "rpc" and s.tasks[t].phase == FINISHED else lagging).append(("decline", t, k))
+    return own, tuple(lagging), tuple(optional)
+
+
+def _matches(observed: tuple, modelled: tuple) -> bool:
+    """``modelled`` is what a step shows; ``observed`` may leave a barrier's input open (None)."""
+    if observed[0] != modelled[0] or len(observed) != len(modelled):
+        return False
+    return all(o is None or o == m for o, m in zip(observed, modelled))
+
+
+def _steps_showing(job: Job, s: JobState, o: tuple) -> Iterator[tuple]:
+    """The steps whose own observation could be ``o``: only the action that can take them."""
+    kind = o[0]
+    if kind == "trigger":
+        steps = trigger(job, s)
+    elif kind == "trigger-task":
+        steps = receive_trigger_rpc(job, s, o[1])
+    elif kind == "barrier":
+        steps = receive(job, s, o[1])
+    elif kind == "ack":
+        steps = receive_acknowledgement(job, s, o[1])
+    elif kind == "notify":
+        steps = receive_notification(job, s, o[1])
+    elif kind == "reported":
+        steps = receive_finished_reports(job, s)
+    elif kind == "failover":
+        steps = failover(job, s)
+    elif kind == "closing":
+        steps = finish(job, s, o[1])
+    else:
+        return
+    for label, step in steps:
+        yield label, step.freeze(), tuple(step.notes)
+
+
+def _add(waiting: tuple, items: tuple, shows) -> tuple:
+    return tuple(sorted(waiting + tuple(o for o in items if shows(o))))
+
+
+def _remove(waiting: tuple, o: tuple):
+    """``waiting`` without one entry matching ``o`` (None if there is none)."""
+    for i, w in enumerate(waiting):
+        if _matches(o, w):
+            return waiting[:i] + waiting[i + 1:]
+    return None
+
+
+class _Search:
+    """Breadth-first over the observations: the set of nodes ``(state, waiting, optional)``
+    that explain each prefix, every way (so no choice made early has to be undone)."""
+
+    def __init__(self, job: Job, observations: Sequence[tuple], visible: frozenset, hidden: frozenset,
+                 depth: int, budget: int, window: int):
+        self.job, self.observations, self.visible, self.hidden = job, observations, visible, hidden
+        self.depth, self.budget, self.window = depth, budget, window
+        self.states = 0
+        # Where each lagging observation is logged: a step may cause one only if its line follows soon.
+        self.positions: dict = {}
+        for i, o in enumerate(observations):
+            if o[0] in LAGGING_KINDS:
+                self.positions.setdefault(o, []).append(i)
+
+    def _soon(self, lagging: tuple, i: int) -> bool:
+        """Every lagging observation in ``lagging`` is logged within ``window`` observations from ``i``."""
+        for o in lagging:
+            if not self.shows(o):
+                continue
+            if not any(i <= p < i + self.window for p in self.positions.get(o, ())):
+                return False
+        return True
+
+    def shows(self, o: tuple) -> bool:
+        """Whether the log can show ``o``: its kind is visible and not hidden for its task."""
+        return o[0] in self.visible and (o[0], o[1] if len(o) > 1 else None) not in self.hidden
+
+    def children(self, node: tuple, i: int) -> Iterator[tuple]:
+        """Every way to explain observation ``i`` from ``node``: ``(path, node')``."""
+        job, shows, o = self.job, self.shows, self.observations[i]
+        layer = [(node, ())]
+        seen = {node}
+        for d in range(self.depth + 1):
+            following = []
+            for (s, waiting, optional), path in layer:
+                left = _remove(waiting, o)
+                if left is not None:
+                    yield d, path, (s, left, optional)
+                left = _remove(optional, o)
+                if left is not None:
+                    yield d, path, (s, waiting, left)
+                for label, nxt, notes in _steps_showing(job, s, o):
+                    own, lagging, maybe = observe(job, s, label, notes, nxt)
+                    if own is not None and _matches(o, own) and self._soon(lagging, i + 1):
+                        grown = _add(waiting, lagging, shows)
+                        if len(grown) <= MAX_WAITING:
+                            yield d, path + (label,), (nxt, grown, _add(optional, maybe, shows)[-MAX_WAITING:])
+                if d == self.depth:
+                    continue
+                for label, nxt, notes in self._silent_steps(s):
+                    own, lagging, maybe = observe(job, s, label, notes, nxt)
+                    if own is not None and shows(own) or not self._soon(lagging, i):
+                        continue
+                    grown = _add(waiting, lagging, shows)
+                    if len(grown) > MAX_WAITING:
+                        continue
+                    child = (nxt, grown, _add(optional, maybe, shows)[-MAX_WAITING:])
+                    if child not in seen:
+                        seen.add(child)
+                        self.states += 1
+                        following.append((child, path + (label,)))
+            layer = following
+            if not layer:
+                return
+
+    def expand(self, frontier: dict, i: int, lazy: bool) -> dict:
+        """The nodes explaining observation ``i`` from ``frontier`` (node -> behaviour). ``lazy``:
+        only those with the fewest silent steps before it (a silent step that can wait, waits)."""
+        best = self.depth + 1
+        found: dict = {}
+        for node, path in frontier.items():
+            for d, steps, nxt in self.children(node, i):
+                if lazy and d > best:
+                    break
+                if lazy and d < best:
+                    best, found = d, {}
+                if nxt not in found:
+                    found[nxt] = path + steps
+                if len(found) >= MAX_FRONTIER or self.states > self.budget:
+                    return found
+        return found
+
+    def _silent_steps(self, s: JobState) -> Iterator[tuple]:
+        yield from successors(self.job, s)
+        if all(ts.phase == FINISHED for ts in s.tasks):
+            # The job ended: reports of FINISHED still reach the coordinator (C1), which
+            # suspends and aborts the pending checkpoint (C8).
+            for label, step in receive_finished_reports(self.job, s) + suspend_at_job_end(self.job, s):
+                yield label, step.freeze(), tuple(step.notes)
+
+
+def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | None = None, hidden=(),
+             depth: int = DEFAULT_DEPTH, budget: int = DEFAULT_BUDGET, window: int = DEFAULT_WINDOW,
+             backtrack: int = DEFAULT_BACKTRACK) -> Verdict:
+    """Whether ``observations`` (in log order) are what some behaviour of ``job`` shows.
+    ``visible``: the observation kinds the log can show (default: every kind); steps whose
+    observation is of another kind, or a ``(kind, task)`` in ``hidden``, are silent. ``depth`` bounds the silent steps between two
+    observations, ``window`` how many observations later a lagging line may come, ``budget``
+    the states searched in all.
+
+    The search is breadth-first over the observations and lazy: a silent step is taken only
+    when the next observation needs it. When an observation cannot be explained, the last
+    ``backtrack`` observations are explained again with every silent step taken as early as
+    it can be (every way, not only the lazy one)."""
+    visible = frozenset(KINDS if visible is None else visible)
+    search = _Search(job, observations, visible, frozenset(hidden), depth, budget, window)
+    frontiers: list = [{(initial_state(job), (), ()): ()}]
+    i = 0
+    while i < len(observations):
+        following = search.expand(frontiers[i], i, lazy=True)
+        back = 1
+        while not following and back <= min(backtrack, i) and search.states <= budget:
+            redone = frontiers[i - back]
+            for m in range(i - back, i + 1):
+                redone = search.expand(redone, m, lazy=False)
+                if not redone:
+                    break
+                if m < i:
+                    frontiers[m + 1] = redone
+            following = redone
+            back += 1
+        if not following:
+            why = explain(job, [node[0] for node in frontiers[i]], observations[i])
+            if search.states > budget:
+                why += f" (search stopped after {search.states:,} states: the budget)"
+            return Verdict(False, i, i, why, list(next(iter(frontiers[i].values()))), search.states,
+                           search.states > budget)
+        frontiers.append(following) if len(frontiers) == i + 1 else frontiers.__setitem__(i + 1, following)
+        if i >= backtrack:
+            frontiers[i - backtrack] = {}
+        i += 1
+    frontier = frontiers[-1]
+    for node, path in frontier.items():
+        if not node[1]:
+            return Verdict(True, len(observations), behaviour=list(path), states=search.states)
+    waiting = sorted({w for node in frontier for w in node[1]})
+    why = ("the log ends, yet every behaviour found still owes these lines: "
+           + ", ".join(_describe(job, w) for w in waiting[:4]))
+    return Verdict(False, len(observations), None, why, list(next(iter(frontier.values()))), search.states)
+
+
+def _name(job: Job, t: int) -> str:
+    return job.name(t)
+
+
+def _describe(job: Job, o: tuple) -> str:
+    kind = o[0]
+    if kind in ("trigger", "completed", "failed"):
+        return f"{kind} {o[1]}"
+    if kind in ("finished", "reported", "ended"):
+        return f"{kind} {_name(job, o[1])}"
+    if kind == "failover":
+        return "failover"
+    return f"{kind} {o[-1]} {_name(job, o[1])}"
+
+
+def explain(job: Job, states: Sequence[JobState], o: tuple) -> str:
+    """Why no behaviour reaching ``states`` shows ``o`` next: the rule it breaks, read from the
+    first state (the search keeps every state that explained the observations before)."""
+    s = states[0]
+    c = s.coordinator
+    kind = o[0]
+    t = o[1] if kind not in ("trigger", "completed", "failed", "failover") else None
+    who = _name(job, t) if t is not None else ""
+    if kind == "trigger":
+        if c.pending is not None:
+            return f"C2: checkpoint {c.pending.id} is still pending, so {o[1]} cannot start (one at a time)"
+        return f"C2: the next checkpoint id is {c.last_id + 1}, not {o[1]}"
+    if kind == "trigger-task":
+        if o[2] not in s.rpcs[t]:
+            planned = c.pending is not None and c.pending.id == o[2]
+            return (f"C2/C4: no trigger RPC of checkpoint {o[2]} is on its way to {who}"
+                    + (" (the plan on the coordinator's view does not trigger it)" if planned else ""))
+        return f"C4: the trigger RPCs to {who} arrive in order: {s.rpcs[t][0]} comes first"
+    if kind == "barrier":
+        return f"J3: no input of {who} has checkpoint {o[3]}'s barrier at its head"
+    if kind == "ack":
+        return (f"J5/C5: no acknowledgement of checkpoint {o[2]} by {who} is on its way "
+                f"(it has taken no snapshot of {o[2]})")
+    if kind == "notify":
+        return f"J8: no completion notification of checkpoint {o[2]} is on its way to {who}"
+    if kind == "reported":
+        return f"C1: {who} has sent no FINISHED report (it has not finished)"
+    if kind == "failover":
+        return "F1: no failover is possible here (the run failed over more often than the model allows)"
+    if kind == "completed":
+        pending = c.pending
+        if pending is not None and pending.id == o[1]:
+            missing = [job.name(u) for u in range(len(job.tasks)) if pending.wait >> u & 1 and not pending.acked >> u & 1]
+            return (f"C5: checkpoint {o[1]} cannot complete: no acknowledgement yet from "
+                    + ", ".join(missing[:6]) + (" ..." if len(missing) > 6 else ""))
+        return f"C5: checkpoint {o[1]} is not pending (newest completed: {c.completed})"
+    if kind == "failed":
+        return f"C5: nothing aborts checkpoint {o[1]} here"
+    if kind == "decline":
+        return f"C4/C5/J6: {who} has no reason to decline checkpoint {o[2]} here"
+    if kind in ("finished", "closing"):
+        return "J7: " + _why_not_finish(job, s, t)
+    if kind == "ended":
+        return f"J1/J3: {who} cannot end its input here (a task with inputs needs EndOfPartition on every input)"
+    return f"unknown observation {o!r}"
+
+
+def _why_not_finish(job: Job, s: JobState, t: int) -> str:
+    ts, who = s.tasks[t], _name(job, t)
+    if ts.phase == FINISHED:
+        return f"{who} already finished"
+    if may_finish(job, s, t):
+        return f"{who} may finish, but not with the other lines around this one"
+    if ts.phase == RUNNING:
+        return f"{who} may not finish yet: it has not reached end of data"
+    if ts.phase == END_OF_DATA and job.after_finished:
+        if not (ts.final_min and ts.notified >= ts.final_min):
+            final = ts.final_min or "its final checkpoint"
+            return f"{who} may not finish before its final checkpoint ({final}) completed and it was notified"
+        if ts.outbox or ts.snapshot is not None:
+            return f"{who} may not finish while a checkpoint of it is pending"
+        return f"{who} may not finish before every downstream acknowledged its EndOfData"
+    return f"{who} may not finish here"
