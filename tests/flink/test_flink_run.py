@@ -116,3 +116,19 @@ def test_an_injected_failure_restores_and_still_commits_each_record_once(failove
     assert failed, "no task switched to FAILED"
     # The restarted tasks run as attempt 1.
     assert any(attempt_parts(e.task)[2] == 1 for e in events if e.task)
+
+
+def test_two_compiles_at_once_leave_one_cache_entry(tmp_path, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from flipcheck.flink import engine
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    _, javac = engine.java_tools()
+    version, lib = engine.flink_lib()
+    with ThreadPoolExecutor(2) as pool:  # two javac processes, racing to rename into place
+        (first, _), (second, _) = pool.map(lambda _: engine.compile_job(javac, version, lib), range(2))
+    assert first == second and (first / "FlipcheckJob.class").is_file()
+    assert [p.name for p in (tmp_path / "flipcheck").iterdir()] == [first.name]  # no scratch left behind
+    assert first.name.startswith(f"flink-{version}-")
+    assert engine.compile_job(javac, version, lib) == (first, 0.0)  # cached
