@@ -52,6 +52,7 @@ __all__ = [
     "DEFAULT_INTERVAL_MS",
     "RECORD_DELAY_MS",
     "JOB_TIMEOUT_SECONDS",
+    "RESTART_ATTEMPTS",
     "FailAt",
     "FlinkRunError",
     "RunTimes",
@@ -72,6 +73,7 @@ FLINK_DISTRIBUTION = "apache-flink-libraries"
 JDK_PACKAGE = "default-jdk-headless"
 JAVA_SOURCE = Path(__file__).with_name("java") / "FlipcheckJob.java"
 MAIN_CLASS = "FlipcheckJob"
+_COMPILED = f"{MAIN_CLASS}.class"  # the mark of a complete cache entry
 # The loggers docs/conformance.md asks for at DEBUG: triggers per task, acknowledgements,
 # barriers, notifications, task-side checkpoint steps.
 DEBUG_LOGGERS = (
@@ -88,6 +90,9 @@ DEFAULT_INTERVAL_MS = 100
 # several checkpoints at 100 ms, and a small job stays well under 15 s with the JVM's start.
 RECORD_DELAY_MS = 10
 JOB_TIMEOUT_SECONDS = 600
+# Flink's fixed-delay restart strategy: enough for one --fail, few enough that a job failing at
+# every attempt ends soon.
+RESTART_ATTEMPTS = 3
 _HEAP = "-Xmx512m"
 _LOG_LAYOUT = "%d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n"
 
@@ -175,7 +180,7 @@ def compile_job(javac: str, version: str, lib: Path) -> tuple[Path, float]:
     source = JAVA_SOURCE.read_bytes()
     key = f"flink-{version}-{hashlib.sha256(source).hexdigest()[:16]}"
     target = cache_root() / key
-    if (target / f"{MAIN_CLASS}.class").is_file():
+    if (target / _COMPILED).is_file():
         return target, 0.0
     target.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -189,7 +194,7 @@ def compile_job(javac: str, version: str, lib: Path) -> tuple[Path, float]:
         try:
             os.rename(scratch, target)
         except OSError:
-            if not (target / f"{MAIN_CLASS}.class").is_file():
+            if not (target / _COMPILED).is_file():
                 raise
             # Another process compiled the same source meanwhile: use its classes.
     finally:
@@ -292,6 +297,7 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
         "checkpoints_after_tasks_finished": checkpoints_after_tasks_finished and graph.checkpoints_after_tasks_finished,
         "seed": seed,
         "record_delay_ms": record_delay_ms,
+        "restart_attempts": RESTART_ATTEMPTS,
         "fail": None if fail is None else {"vertex": fail.vertex, "subtask": fail.subtask, "record": fail.record},
         "vertices": vertices,
         "records_expected": _records_expected(job, part),

@@ -132,3 +132,28 @@ def test_two_compiles_at_once_leave_one_cache_entry(tmp_path, monkeypatch):
     assert [p.name for p in (tmp_path / "flipcheck").iterdir()] == [first.name]  # no scratch left behind
     assert first.name.startswith(f"flink-{version}-")
     assert engine.compile_job(javac, version, lib) == (first, 0.0)  # cached
+
+
+def test_a_job_that_fails_for_good_exits_1_with_one_line(tmp_path, monkeypatch, capsys):
+    from flipcheck.flink import engine
+
+    # No restarts: the injected failure ends the job.
+    monkeypatch.setattr(engine, "RESTART_ATTEMPTS", 0)
+    (tmp_path / "g.json").write_text(json.dumps(CHAIN))
+    code = main(["flink", "run", str(tmp_path / "g.json"), "--out", str(tmp_path / "out"), "--fail", "map:0@5"])
+    captured = capsys.readouterr()
+    assert code == 1
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and "FAILED" in lines[0] and "injected failure in map subtask 0 at record 5" in lines[0], captured.err
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["status"] == "FAILED"
+
+
+def test_a_jvm_that_dies_before_the_job_ends_exits_1_with_one_line(tmp_path, monkeypatch, capsys):
+    from flipcheck.flink import engine
+
+    monkeypatch.setattr(engine, "MAIN_CLASS", "NoSuchFlipcheckJob")
+    (tmp_path / "g.json").write_text(json.dumps(CHAIN))
+    code = main(["flink", "run", str(tmp_path / "g.json"), "--out", str(tmp_path / "out")])
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 1 and len(lines) == 1, lines
+    assert "the JVM exited with code 1 before the job ended" in lines[0] and "NoSuchFlipcheckJob" in lines[0]

@@ -770,7 +770,7 @@ public class FlipcheckJob {
         conf.set(CheckpointingOptions.ENABLE_CHECKPOINTS_AFTER_TASKS_FINISH,
                 spec.get("checkpoints_after_tasks_finished").asBoolean());
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, spec.get("restart_attempts").asInt());
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
         return conf;
     }
@@ -823,7 +823,14 @@ public class FlipcheckJob {
             say("done", Long.toString(System.currentTimeMillis()));
             ObjectNode outcome = json.createObjectNode();
             outcome.put("status", result.getJobStatus().map(Enum::name).orElse(result.isSuccess() ? "FINISHED" : "FAILED"));
-            result.getSerializedThrowable().ifPresent(t -> outcome.put("cause", t.getMessage()));
+            result.getSerializedThrowable().ifPresent(outer -> {
+                Throwable root = outer;
+                while (root.getCause() != null && root.getCause() != root) {
+                    root = root.getCause();
+                }
+                outcome.put("cause", root == outer ? outer.getMessage()
+                        : outer.getMessage() + " (root cause: " + root.getMessage() + ")");
+            });
             say("result", json.writeValueAsString(outcome));
             if (!result.isSuccess()) {
                 exit = 1;
