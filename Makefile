@@ -22,19 +22,19 @@ install-browser: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,flink]'
 	touch $(STAMP)
 
-# Pure-Python tests run on both cores; tests that start Spark or a browser run on their own
-# afterwards (they bind ports and use both cores themselves). Exit code 5 = "none collected".
+# Pure-Python tests run on both cores; tests that start Spark, a browser or real Flink run on
+# their own afterwards (they bind ports and use both cores themselves). Exit code 5 = "none collected".
 test: install install-browser
-	$(BIN)/python -m pytest -n 2 -m "not spark and not browser"
-	$(BIN)/python -m pytest -m "spark or browser" || test $$? -eq 5
+	$(BIN)/python -m pytest -n 2 -m "not spark and not browser and not flink"
+	$(BIN)/python -m pytest -m "spark or browser or flink" || test $$? -eq 5
 
 # The inner loop: everything but tests/slow/ (the `slow` marker), Spark and the browser, on both
 # cores, in under 2 minutes; `make test` is the full run CI does.
 check: install
-	$(BIN)/python -m pytest -n 2 -m "not slow and not spark and not browser"
+	$(BIN)/python -m pytest -n 2 -m "not slow and not spark and not browser and not flink"
 
 # Re-measure every pinned manifest entry (tests/manifests/, docs/manifests.md), `seconds`
 # included, by running the tests that read them in recording mode; review with `git diff`.

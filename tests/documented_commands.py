@@ -87,6 +87,11 @@ class Example:
         return any(argv and argv[0] in _SPARK_COMMANDS for argv in self.flipcheck_argvs)
 
     @property
+    def uses_flink(self) -> bool:
+        """It starts real Flink (tests/flink runs it)."""
+        return any(argv[:1] == ["flink"] or argv[:2] == ["bench", "flink"] for argv in self.flipcheck_argvs)
+
+    @property
     def is_slow(self) -> bool:
         return self.normalised.startswith(tuple(SLOW))
 

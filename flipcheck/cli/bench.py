@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-HELP = "measure speed: plan algorithms in tasks per second"
+HELP = "measure speed: plan algorithms, model exploration, Spark sweeps, a real Flink job"
 DESCRIPTION = """\
 Benchmarks (speed goals are measured here, never by timed tests).
 
@@ -15,6 +15,9 @@ Benchmarks (speed goals are measured here, never by timed tests).
                             (3 channels, checkpoint ids 1..3, every configuration)
   flipcheck bench explore   distinct states per second exploring the whole-job protocol
                             (generators/protocol.py example graphs, every mode, 0 and 1 failover)
+  flipcheck bench flink     one small real Flink 2.3 job (source -> map -> two-phase-commit sink,
+                            parallelism 2): wall time split into compile, JVM start, job and
+                            total; the JVM's listening addresses and peak memory
   flipcheck bench sweep     Spark sweeps: cases per second per core of each suite, local[1] ->
                             local[2] scaling, Spark overhead against a plain loop (--budget =
                             seconds of single-core work per measurement; use 60 or more)
@@ -30,7 +33,7 @@ one is a usage error (exit 2).
 End-to-end CLI timing (parse + plan + print) is in benchmarks/plan_cli.sh.
 """
 
-TARGETS = ("plan", "barriers", "explore", "sweep")
+TARGETS = ("plan", "barriers", "explore", "sweep", "flink")
 
 
 # The options each benchmark reads; giving another is a usage error, not silently ignored.
@@ -39,6 +42,7 @@ OPTIONS = {
     "barriers": ("json",),
     "explore": ("json",),
     "sweep": ("budget", "repeat", "suites", "json"),
+    "flink": ("json",),
 }
 DEFAULTS = {"algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None}
 MAX_REPEAT = 100
@@ -111,8 +115,24 @@ def _bench_explore(args) -> int:
     return 0
 
 
+def _bench_flink(args) -> int:
+    from flipcheck.bench.flink import bench_flink, report_lines
+    from flipcheck.flink.engine import run_summary
+
+    result, watch = bench_flink()
+    if args.json:
+        row = run_summary(result)
+        row.update(listening=sorted(f"{a}:{p}" for a, p in watch.listening), peak_rss_mb=round(watch.peak_rss_mb))
+        print(json.dumps(row))
+    else:
+        print("\n".join(report_lines(result, watch)))
+    return 0 if result.status == "FINISHED" else 1
+
+
 def run(args) -> int:
     _check_options(args)
+    if args.target == "flink":
+        return _bench_flink(args)
     if args.target == "barriers":
         return _bench_barriers(args)
     if args.target == "explore":

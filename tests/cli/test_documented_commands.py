@@ -1,6 +1,6 @@
 """Every command README.md and the `--help` pages show runs and exits as documented (the
 convention is in tests/documented_commands.py and README.md). The quick ones run here; slow
-ones in tests/slow, those that start Spark in tests/spark."""
+ones in tests/slow, those that start Spark in tests/spark, real Flink in tests/flink."""
 
 import pytest
 
@@ -8,7 +8,7 @@ from documented_commands import SLOW, assert_ran_as_documented, documented_examp
 from flipcheck.cli import COMMANDS
 
 EXAMPLES = documented_examples()
-QUICK = grouped([e for e in EXAMPLES if not e.uses_spark and not e.is_slow])
+QUICK = grouped([e for e in EXAMPLES if not e.uses_spark and not e.uses_flink and not e.is_slow])
 
 
 def test_every_source_of_examples_is_read():

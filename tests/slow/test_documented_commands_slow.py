@@ -5,7 +5,7 @@ import pytest
 
 from documented_commands import assert_ran_as_documented, documented_examples, grouped
 
-SLOW_EXAMPLES = grouped([e for e in documented_examples() if not e.uses_spark and e.is_slow])
+SLOW_EXAMPLES = grouped([e for e in documented_examples() if not e.uses_spark and not e.uses_flink and e.is_slow])
 
 
 @pytest.mark.parametrize("source", sorted(SLOW_EXAMPLES))

@@ -1,0 +1,126 @@
+"""``flipcheck flink run``: run a job graph as a real Flink 2.3 job on a local MiniCluster."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+HELP = "run a job graph on real Flink 2.3 (local MiniCluster; needs a JDK and the flink extra)"
+DESCRIPTION = """\
+Real Flink 2.3, started by flipcheck. One action today:
+
+  flipcheck flink run GRAPH.json --out DIR    run a job graph as a Flink job (see run --help)
+
+It needs a JDK (java and javac, 17 or later) and the flink extra (pip install 'flipcheck[flink]',
+the apache-flink-libraries jars, about 330 MB; `make install` installs it).
+"""
+RUN_DESCRIPTION = """\
+flipcheck flink run GRAPH.json --out DIR builds a real Flink streaming job from a job graph and
+runs it on a local MiniCluster in a JVM of its own (every port on 127.0.0.1):
+
+  * vertices without inputs are bounded sources: every subtask emits the vertex's "records"
+    (or --records) record ids, one every 10-15 ms, numbered as the model numbers them;
+  * every other vertex is one Flink operator with its parallelism, chaining disabled, so each
+    vertex is one job vertex: one input a pass-through map, two a co-map (keyed when both
+    edges are ALL_TO_ALL), more a map over their union;
+  * POINTWISE edges are forward (same parallelism) or rescale; ALL_TO_ALL edges hash
+    partitioning (keyBy) into a keyable vertex, rebalance otherwise;
+  * "two_phase_commit_sink" vertices are Flink's TwoPhaseCommitSinkFunction, "sink_v2" vertices
+    a Sink V2 with a committer: both commit files under DIR/output/ exactly once; other vertices
+    without outputs drop what they receive; "union_list_state" vertices keep union list state.
+
+DIR receives flink.log (Flink's log; DEBUG where docs/conformance.md asks for it), plan.json
+(the REST API's /jobs/<id>/plan), output/<vertex>/committed/ (one record id a line) and run.json
+{"job_id", "status", "checkpoints_completed", "records_committed", "seconds", ...}. The first
+run compiles the job builder with javac into ~/.cache/flipcheck. See docs/conformance.md,
+"Running real jobs".
+"""
+EPILOG = """\
+examples:
+  flipcheck flink run examples/graphs/protocol-join.json --out run1 --records 40
+  flipcheck flink run examples/graphs/protocol-union.json --out run2 --mode unaligned --fail sink:1@10
+  flipcheck flink run examples/graphs/protocol-pair.json --out run3 --no-checkpoints-after-tasks-finished
+
+output: one line on stdout: DIR: job <id> FINISHED, N checkpoints completed, N records committed
+  (exactly once: N), T s (JVM start T s, job T s). "exactly once" counts each source record once
+  per path to each committing sink; without FLIP-147 a two-phase-commit sink loses the records
+  after its last checkpoint (no final checkpoint commits them).
+
+exit codes: 0 the job finished; 1 the job did not finish (it failed for good after its
+  restarts, or the JVM died or timed out: one line on stderr); 2 a malformed graph, a bad
+  option, or no JDK / no Flink jars (the line says what to install).
+"""
+
+_FAIL = re.compile(r"(?P<vertex>.+):(?P<subtask>[0-9]{1,6})@(?P<record>[0-9]{1,12})")
+
+
+def fail_point(text: str):
+    """argparse type of --fail: ``VERTEX:SUBTASK@RECORD`` (the vertex id may hold ':' and '@')."""
+    from flipcheck.flink.engine import FailAt
+
+    match = _FAIL.fullmatch(text)
+    if not match or int(match["record"]) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not VERTEX:SUBTASK@RECORD (e.g. map:0@10: subtask 0 of map fails at its 10th record)")
+    return FailAt(match["vertex"], int(match["subtask"]), int(match["record"]))
+
+
+def configure(parser) -> None:
+    from flipcheck.cli.types import bounded_int
+
+    commands = parser.add_subparsers(dest="flink_command", metavar="ACTION", required=True,
+                                     parser_class=type(parser))
+    run_parser = commands.add_parser("run", help="run GRAPH.json as a Flink job", description=RUN_DESCRIPTION,
+                                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run_parser.add_argument("graph", metavar="GRAPH.json", help="job-graph file (docs/graph-format.md)")
+    run_parser.add_argument("--out", required=True, metavar="DIR", help="directory for the log, plan, output and run.json")
+    run_parser.add_argument("--mode", default="aligned", choices=("aligned", "unaligned", "at-least-once"),
+                            help="checkpointing mode: %(choices)s (default: %(default)s)")
+    run_parser.add_argument("--records", type=bounded_int(0, 10_000), metavar="N",
+                            help="records per source subtask, overriding the graph's \"records\" "
+                                 "(default: the graph's, else 50)")
+    run_parser.add_argument("--interval-ms", type=bounded_int(10, 3_600_000), default=100, metavar="N",
+                            help="checkpoint interval in milliseconds, 10..3,600,000 (default: %(default)s)")
+    run_parser.add_argument("--fail", type=fail_point, metavar="VERTEX:SUBTASK@RECORD",
+                            help="throw once in that subtask when it handles its RECORD-th record (from 1); "
+                                 "the job restarts from its latest checkpoint")
+    run_parser.add_argument("--no-checkpoints-after-tasks-finished", action="store_true",
+                            help="turn FLIP-147 off (execution.checkpointing.checkpoints-after-tasks-finish: false)")
+    run_parser.add_argument("--seed", type=bounded_int(0, 2**63 - 1), default=0, metavar="N",
+                            help="seeds the sources' pacing jitter and the hash keys (default: %(default)s)")
+
+
+def summary_line(result) -> str:
+    times = result.times
+    return (f"{result.out}: job {result.job_id} {result.status}, {result.checkpoints_completed} checkpoints completed, "
+            f"{result.records_committed} records committed (exactly once: {result.records_expected}), "
+            f"{times.total:.1f} s (JVM start {times.jvm_start:.1f} s, job {times.job:.1f} s"
+            + (f", compile {times.compile:.1f} s" if times.compile else "") + ")")
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    from flipcheck.cli.types import check_output_dir, one_line
+    from flipcheck.errors import InputError
+    from flipcheck.flink.engine import FlinkRunError, run_graph
+    from flipcheck.model.graph_json import GraphFormatError, load_graph
+
+    try:
+        graph = load_graph(args.graph)
+    except GraphFormatError as error:
+        raise InputError(args.graph, str(error)) from None
+    check_output_dir(args.out, "--out")
+    try:
+        result = run_graph(graph, Path(args.out), mode=args.mode, records=args.records, interval_ms=args.interval_ms,
+                           fail=args.fail, checkpoints_after_tasks_finished=not args.no_checkpoints_after_tasks_finished,
+                           seed=args.seed)
+    except FlinkRunError as error:
+        sys.stderr.write(one_line(f"flipcheck flink run: {error}") + "\n")
+        return 1
+    print(summary_line(result))
+    if result.status != "FINISHED":
+        sys.stderr.write(one_line(f"flipcheck flink run: job {result.job_id} {result.status}: {result.cause or 'no cause given'}") + "\n")
+        return 1
+    return 0

@@ -1,0 +1,450 @@
+"""Real Flink 2.3, started by flipcheck: a job graph run as a streaming job on a local MiniCluster.
+
+:func:`run_graph` turns a flipcheck job graph into a job spec (:func:`job_spec`: which vertex is a
+source, an operator or a sink, how each input is partitioned, which record ids each source subtask
+emits), compiles the job builder ``flipcheck/flink/java/FlipcheckJob.java`` against the jars of
+the ``apache-flink-libraries`` package (the ``flink`` extra) on first use, and runs it in a JVM of
+its own. The JVM starts a MiniCluster whose every port is bound to 127.0.0.1, submits the job,
+stores the REST plan, and waits for the job to end. Everything lands in the output directory:
+
+* ``flink.log``: Flink's log in its default layout, DEBUG on the five checkpointing classes
+  :mod:`flipcheck.flink.logs` reads (:data:`DEBUG_LOGGERS`), INFO elsewhere;
+* ``plan.json``: ``GET /jobs/<id>/plan`` of the running job, byte for byte;
+* ``output/<vertex>/committed/``: what the exactly-once sinks committed, one record id a line
+  (``pending/`` holds transactions never committed: those of a failed attempt);
+* ``run.json``: :func:`run_summary`;
+* ``spec.json``, ``log4j2.properties``, ``jvm.out``: what the JVM was given and printed.
+
+The compiled classes are cached under ``$XDG_CACHE_HOME/flipcheck`` (default ``~/.cache/flipcheck``)
+in a directory named for the Flink version and the hash of the Java source; a compile goes into a
+temporary directory first and is renamed into place, so two processes may compile at once.
+
+Records follow the model (:class:`flipcheck.model.protocol.Job`, J1): every subtask of a source
+emits ``records`` ids (the vertex's ``"records"``, or the default), numbered from 0 in the model's
+task order, so the committed ids can be held against the model's record ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from types import MappingProxyType
+
+from flipcheck.errors import UsageError
+from flipcheck.model.jobgraph import ALL_TO_ALL, JobGraph, JobVertex
+from flipcheck.system_tools import find_program
+
+__all__ = [
+    "FLINK_DISTRIBUTION",
+    "JDK_PACKAGE",
+    "DEBUG_LOGGERS",
+    "MODES",
+    "DEFAULT_RECORDS",
+    "DEFAULT_INTERVAL_MS",
+    "RECORD_DELAY_MS",
+    "JOB_TIMEOUT_SECONDS",
+    "RESTART_ATTEMPTS",
+    "FailAt",
+    "FlinkRunError",
+    "RunTimes",
+    "RunResult",
+    "java_tools",
+    "flink_lib",
+    "cache_root",
+    "compile_job",
+    "roles",
+    "job_spec",
+    "log4j_properties",
+    "committed_records",
+    "run_summary",
+    "run_graph",
+]
+
+FLINK_DISTRIBUTION = "apache-flink-libraries"
+JDK_PACKAGE = "default-jdk-headless"
+JAVA_SOURCE = Path(__file__).with_name("java") / "FlipcheckJob.java"
+MAIN_CLASS = "FlipcheckJob"
+_COMPILED = f"{MAIN_CLASS}.class"  # the mark of a complete cache entry
+# The loggers docs/conformance.md asks for at DEBUG: triggers per task, acknowledgements,
+# barriers, notifications, task-side checkpoint steps.
+DEBUG_LOGGERS = (
+    "org.apache.flink.runtime.checkpoint.CheckpointCoordinator",
+    "org.apache.flink.runtime.taskexecutor.TaskExecutor",
+    "org.apache.flink.streaming.runtime.tasks.StreamTask",
+    "org.apache.flink.streaming.runtime.io.checkpointing.SingleCheckpointBarrierHandler",
+    "org.apache.flink.streaming.runtime.tasks.SubtaskCheckpointCoordinatorImpl",
+)
+MODES = ("aligned", "unaligned", "at-least-once")
+DEFAULT_RECORDS = 50
+DEFAULT_INTERVAL_MS = 100
+# Sleep per source record (plus up to half as much seeded jitter): 50 records take about 0.6 s,
+# several checkpoints at 100 ms, and a small job stays well under 15 s with the JVM's start.
+RECORD_DELAY_MS = 10
+JOB_TIMEOUT_SECONDS = 600
+# Flink's fixed-delay restart strategy: enough for one --fail, few enough that a job failing at
+# every attempt ends soon.
+RESTART_ATTEMPTS = 3
+_HEAP = "-Xmx512m"
+_LOG_LAYOUT = "%d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n"
+
+
+class FlinkRunError(Exception):
+    """The engine could not run the job to its end (compile error, JVM crash, timeout, the job
+    failed for good); the message is one line."""
+
+
+@dataclass(frozen=True)
+class FailAt:
+    """``--fail VERTEX:SUBTASK@RECORD``: throw once when that subtask handles its RECORD-th record."""
+
+    vertex: str
+    subtask: int
+    record: int
+
+
+@dataclass(frozen=True)
+class RunTimes:
+    """Wall-clock seconds of a run, measured from this process."""
+
+    compile: float        # javac, 0 when the cache had the classes
+    jvm_start: float      # launching the JVM until the MiniCluster is up
+    job: float            # submission until the job ended
+    total: float          # launching the JVM until it exited
+
+
+@dataclass(frozen=True)
+class RunResult:
+    job_id: str
+    status: str                   # Flink's JobStatus at the end: FINISHED, FAILED, ...
+    cause: str | None             # the failure's message when the job did not finish
+    checkpoints_completed: int
+    records_committed: int
+    records_expected: int         # records an exactly-once run commits (once per source-to-sink path)
+    vertex_ids: dict              # flipcheck vertex -> Flink job vertex id
+    failure_injected: bool
+    times: RunTimes
+    out: Path
+
+
+# -- the installation -----------------------------------------------------------------------
+
+
+def java_tools() -> tuple[str, str]:
+    """``(java, javac)``: from ``$JAVA_HOME/bin`` when set, else found like any program;
+    :class:`UsageError` naming the JDK package when either is missing."""
+    home = os.environ.get("JAVA_HOME")
+    found = []
+    for tool in ("java", "javac"):
+        path = None
+        if home and os.access(os.path.join(home, "bin", tool), os.X_OK):
+            path = os.path.join(home, "bin", tool)
+        path = path or find_program(tool)
+        if path is None:
+            raise UsageError(f"{tool} is not installed: real Flink runs need a JDK 17 or later "
+                             f"(apt-get install {JDK_PACKAGE}, or set JAVA_HOME)")
+        found.append(path)
+    return found[0], found[1]
+
+
+def flink_lib() -> tuple[str, Path]:
+    """``(Flink version, the directory of its jars)`` from the installed ``apache-flink-libraries``
+    (found through its package metadata, without importing pyflink)."""
+    missing = UsageError(f"the Flink jars are not installed: pip install 'flipcheck[flink]' "
+                         f"(the {FLINK_DISTRIBUTION} package, about 330 MB), or run `make install`")
+    try:
+        distribution = metadata.distribution(FLINK_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        raise missing from None
+    lib = Path(distribution.locate_file("pyflink/lib"))
+    if not list(lib.glob("flink-dist-*.jar")):
+        raise missing
+    return distribution.version, lib
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "flipcheck"
+
+
+def compile_job(javac: str, version: str, lib: Path) -> tuple[Path, float]:
+    """``(classes directory, seconds spent compiling)``; 0 seconds when the cache had them."""
+    source = JAVA_SOURCE.read_bytes()
+    key = f"flink-{version}-{hashlib.sha256(source).hexdigest()[:16]}"
+    target = cache_root() / key
+    if (target / _COMPILED).is_file():
+        return target, 0.0
+    target.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    scratch = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=target.parent))
+    try:
+        done = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-cp", str(lib / "*"), "-d", str(scratch),
+                               str(JAVA_SOURCE)], capture_output=True, text=True)
+        if done.returncode != 0:
+            errors = [line for line in done.stderr.splitlines() if "error" in line] or done.stderr.splitlines()
+            raise FlinkRunError(f"javac could not compile {JAVA_SOURCE.name}: {(errors or ['no output'])[0]}")
+        try:
+            os.rename(scratch, target)
+        except OSError:
+            if not (target / _COMPILED).is_file():
+                raise
+            # Another process compiled the same source meanwhile: use its classes.
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return target, time.perf_counter() - started
+
+
+# -- graph -> job spec ----------------------------------------------------------------------
+
+
+def roles(graph: JobGraph) -> dict[str, str]:
+    """Each vertex's part in the Flink job: ``source`` (no inputs), ``two_phase_commit_sink``,
+    ``sink_v2``, ``discard`` (no outputs and no sink flag) or ``operator``."""
+    found = {}
+    for vertex in graph.vertices:
+        if not graph.inputs(vertex.id):
+            found[vertex.id] = "source"
+        elif vertex.extra.get("two_phase_commit_sink"):
+            found[vertex.id] = "two_phase_commit_sink"
+        elif vertex.extra.get("sink_v2"):
+            found[vertex.id] = "sink_v2"
+        elif not graph.outputs(vertex.id):
+            found[vertex.id] = "discard"
+        else:
+            found[vertex.id] = "operator"
+    return found
+
+
+def _partitioning(graph: JobGraph, role: str, edge) -> str:
+    """forward / rescale for POINTWISE; hash where the target can be keyed (one input, or an
+    operator with two ALL_TO_ALL inputs: a keyed co-map), rebalance for the other ALL_TO_ALL."""
+    if edge.pattern != ALL_TO_ALL:
+        same = graph.parallelism(edge.source) == graph.parallelism(edge.target)
+        return "forward" if same else "rescale"
+    inputs = graph.inputs(edge.target)
+    if len(inputs) == 1 or (role == "operator" and len(inputs) == 2 and all(e.pattern == ALL_TO_ALL for e in inputs)):
+        return "hash"
+    return "rebalance"
+
+
+def _with_records(graph: JobGraph, records: int | None) -> JobGraph:
+    """The graph with every source's ``"records"`` set to ``records`` (None: unchanged)."""
+    if records is None:
+        return graph
+    vertices = []
+    for vertex in graph.vertices:
+        extra = dict(vertex.extra)
+        if not graph.inputs(vertex.id):
+            extra["records"] = records
+        vertices.append(JobVertex(vertex.id, vertex.parallelism, MappingProxyType(extra)))
+    return JobGraph(tuple(vertices), graph.edges, graph.states, graph.checkpoints_after_tasks_finished)
+
+
+def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int | None = None,
+             interval_ms: int = DEFAULT_INTERVAL_MS, fail: FailAt | None = None,
+             checkpoints_after_tasks_finished: bool = True, seed: int = 0,
+             record_delay_ms: int = RECORD_DELAY_MS) -> dict:
+    """The document FlipcheckJob.java builds the job from. ``records`` overrides every source's
+    ``"records"``; without it a source's flag counts, else :data:`DEFAULT_RECORDS`.
+    :class:`UsageError` for what the Flink job cannot build or --fail cannot reach."""
+    from flipcheck.model.protocol import Job
+
+    graph = _with_records(graph, records)
+    try:
+        # The model's expansion checks the vertex flags and numbers the records (J1).
+        job = Job(graph, mode=mode, records=DEFAULT_RECORDS)
+    except ValueError as error:
+        raise UsageError(f"graph: {error}") from None
+    part = roles(graph)
+    for vertex in graph.vertices:
+        if vertex.extra.get("union_list_state") and part[vertex.id] in ("source", "sink_v2"):
+            raise UsageError(f"graph: vertex {vertex.id!r}: union_list_state on a {part[vertex.id].replace('_', ' ')} "
+                             "is not built by flink run (a FLIP-27 source and a Sink V2 writer keep no operator list state)")
+    first = {}
+    for task in job.tasks:
+        if task.is_source and task.subtask == 0:
+            first[task.vertex] = (task.records[0] if task.records else 0, len(task.records))
+    if fail is not None:
+        _check_fail(graph, fail, first)
+    vertices = []
+    for vertex_id in graph.topological_order:
+        vertex = graph.vertex(vertex_id)
+        entry = {
+            "id": vertex_id,
+            "parallelism": vertex.parallelism,
+            "role": part[vertex_id],
+            "union_list_state": bool(vertex.extra.get("union_list_state")),
+            "inputs": [{"source": e.source, "partitioning": _partitioning(graph, part[vertex_id], e)}
+                       for e in graph.inputs(vertex_id)],
+            "outputs": len(graph.outputs(vertex_id)),
+        }
+        if vertex_id in first:
+            entry["first_record"], entry["records"] = first[vertex_id]
+        vertices.append(entry)
+    return {
+        "job_name": f"flipcheck {graph.num_tasks} tasks",
+        "out": str(out.resolve()),
+        "mode": mode,
+        "interval_ms": interval_ms,
+        "checkpoints_after_tasks_finished": checkpoints_after_tasks_finished and graph.checkpoints_after_tasks_finished,
+        "seed": seed,
+        "record_delay_ms": record_delay_ms,
+        "restart_attempts": RESTART_ATTEMPTS,
+        "fail": None if fail is None else {"vertex": fail.vertex, "subtask": fail.subtask, "record": fail.record},
+        "vertices": vertices,
+        "records_expected": _records_expected(job, part),
+    }
+
+
+def _records_expected(job, part: dict) -> int:
+    """Records the committing sinks hold after an exactly-once run: each source record once per
+    job-graph path from its source to each such sink (the model's J2 path counts)."""
+    sinks = [v for v, role in part.items() if role in ("two_phase_commit_sink", "sink_v2")]
+    return sum(len(task.records) * job.paths.get((task.vertex, sink), 0)
+               for task in job.tasks if task.is_source for sink in sinks)
+
+
+def _check_fail(graph: JobGraph, fail: FailAt, sources: dict) -> None:
+    if fail.vertex not in {v.id for v in graph.vertices}:
+        raise UsageError(f"--fail: unknown vertex {fail.vertex!r}")
+    parallelism = graph.parallelism(fail.vertex)
+    if not 0 <= fail.subtask < parallelism:
+        raise UsageError(f"--fail: subtask {fail.subtask} is outside 0..{parallelism - 1} (vertex {fail.vertex!r} "
+                         f"has parallelism {parallelism})")
+    if fail.vertex in sources and fail.record > sources[fail.vertex][1]:
+        raise UsageError(f"--fail: record {fail.record} is never reached: each subtask of source {fail.vertex!r} "
+                         f"emits {sources[fail.vertex][1]} records")
+
+
+def log4j_properties(log_file: Path) -> str:
+    """log4j2 properties: Flink's default layout into ``log_file``, DEBUG on :data:`DEBUG_LOGGERS`."""
+    lines = [
+        "rootLogger.level = INFO",
+        "rootLogger.appenderRef.file.ref = FileAppender",
+        "appender.file.type = File",
+        "appender.file.name = FileAppender",
+        f"appender.file.fileName = {log_file}",
+        "appender.file.layout.type = PatternLayout",
+        f"appender.file.layout.pattern = {_LOG_LAYOUT}",
+    ]
+    for n, logger in enumerate(DEBUG_LOGGERS):
+        lines += [f"logger.flipcheck{n}.name = {logger}", f"logger.flipcheck{n}.level = DEBUG"]
+    return "\n".join(lines) + "\n"
+
+
+# -- running --------------------------------------------------------------------------------
+
+
+def committed_records(out: Path) -> list[int]:
+    """Every record id committed under ``out/output/*/committed``, repeats kept."""
+    ids = []
+    for path in sorted(out.glob("output/*/committed/*")):
+        ids += [int(line) for line in path.read_text().split()]
+    return ids
+
+
+def run_summary(result: RunResult) -> dict:
+    """run.json: the five fields of the issue, then what else a reader of the run needs."""
+    return {
+        "job_id": result.job_id,
+        "status": result.status,
+        "checkpoints_completed": result.checkpoints_completed,
+        "records_committed": result.records_committed,
+        "seconds": round(result.times.total, 3),
+        "records_expected": result.records_expected,
+        "failure_injected": result.failure_injected,
+        "vertices": result.vertex_ids,
+        "times": {"compile": round(result.times.compile, 3), "jvm_start": round(result.times.jvm_start, 3),
+                  "job": round(result.times.job, 3), "total": round(result.times.total, 3)},
+    }
+
+
+def _expected_vertex_name(vertex_id: str, role: str) -> str:
+    # How StreamingJobGraphGenerator names each job vertex of FlipcheckJob's pipeline.
+    return {"source": f"Source: {vertex_id}", "two_phase_commit_sink": f"Sink: {vertex_id}",
+            "discard": f"Sink: {vertex_id}", "sink_v2": f"{vertex_id}: Writer -> {vertex_id}: Committer"}.get(role, vertex_id)
+
+
+def _vertex_ids(graph: JobGraph, names: dict) -> dict:
+    part = roles(graph)
+    by_name = {name: flink_id for flink_id, name in names.items()}
+    found = {}
+    for vertex in graph.vertices:
+        name = _expected_vertex_name(vertex.id, part[vertex.id])
+        if part[vertex.id] == "source" and not graph.outputs(vertex.id):
+            name += f" -> Sink: {vertex.id}-discard"
+        if name not in by_name:
+            raise FlinkRunError(f"no Flink job vertex named {name!r} for vertex {vertex.id!r}")
+        found[vertex.id] = by_name[name]
+    return found
+
+
+def run_graph(graph: JobGraph, out: Path, **options) -> RunResult:
+    """Run ``graph`` on real Flink into ``out`` (created; see the module's docstring); ``options``
+    as :func:`job_spec`. :class:`UsageError` for a missing JDK or Flink, or a graph the job cannot
+    build; :class:`FlinkRunError` when the JVM did not report a result."""
+    from flipcheck.flink.logs import read_logs
+
+    spec = job_spec(graph, out=out, **options)  # bad input first, even on a machine without Java
+    java, javac = java_tools()
+    version, lib = flink_lib()
+    out.mkdir(parents=True, exist_ok=True)
+    classes, compile_seconds = compile_job(javac, version, lib)
+    log_file = out / "flink.log"
+    for stale in [log_file, out / "plan.json", out / "run.json"]:
+        stale.unlink(missing_ok=True)
+    shutil.rmtree(out / "output", ignore_errors=True)
+    (out / "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
+    (out / "log4j2.properties").write_text(log4j_properties(log_file.resolve()))
+    command = [java, _HEAP, f"-Dlog4j.configurationFile={(out / 'log4j2.properties').resolve()}",
+               "-cp", f"{classes}{os.pathsep}{lib / '*'}", MAIN_CLASS, str((out / "spec.json").resolve())]
+    started = time.perf_counter()
+    marks: dict[str, float] = {}
+    reported: dict[str, str] = {}
+    with open(out / "jvm.out", "w") as transcript:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   stdin=subprocess.DEVNULL)
+        # A hung JVM prints nothing, so the time limit cannot wait for the next line.
+        watchdog = threading.Timer(JOB_TIMEOUT_SECONDS, process.kill)
+        watchdog.start()
+        try:
+            for line in process.stdout:
+                transcript.write(line)
+                if line.startswith("FLIPCHECK "):
+                    _, key, value = (line.rstrip("\n").split(" ", 2) + [""])[:3]
+                    reported[key] = value
+                    marks[key] = time.perf_counter()
+            process.wait()
+        finally:
+            watchdog.cancel()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    if time.perf_counter() - started >= JOB_TIMEOUT_SECONDS and "result" not in reported:
+        raise FlinkRunError(f"the job did not end within {JOB_TIMEOUT_SECONDS} s (see {out / 'jvm.out'})")
+    ended = time.perf_counter()
+    if "result" not in reported:
+        tail = [line for line in (out / "jvm.out").read_text(errors="replace").splitlines() if line.strip()]
+        raise FlinkRunError(f"the JVM exited with code {process.returncode} before the job ended: "
+                            f"{tail[-1] if tail else 'no output'} (see {out / 'jvm.out'})")
+    outcome = json.loads(reported["result"])
+    reading = read_logs([str(log_file)])
+    committed = committed_records(out)
+    times = RunTimes(compile=compile_seconds, jvm_start=marks["cluster_up"] - started,
+                     job=marks["done"] - marks["submitted"], total=ended - started)
+    result = RunResult(
+        job_id=reported["job_id"], status=outcome["status"], cause=outcome.get("cause"),
+        checkpoints_completed=sum(1 for e in reading.events if e.kind == "completed"),
+        records_committed=len(committed), records_expected=spec["records_expected"],
+        vertex_ids=_vertex_ids(graph, json.loads(reported["vertices"])),
+        failure_injected="failure_injected" in reported, times=times, out=out)
+    (out / "run.json").write_text(json.dumps(run_summary(result), indent=1) + "\n")
+    return result

@@ -1,0 +1,842 @@
+// flipcheck's job builder for real Flink 2.3 (`flipcheck flink run`): reads a job spec written by
+// flipcheck/flink/engine.py, starts a local MiniCluster bound to 127.0.0.1, submits one streaming
+// job with one Flink job vertex per flipcheck vertex, writes the REST plan, waits for the result.
+//
+// Usage: java -cp CLASSES:FLINK_LIB/* FlipcheckJob SPEC.json
+// stdout: lines "FLIPCHECK <key> <value>" that engine.py reads (timestamps in epoch ms, the job id,
+// the result); everything else goes to Flink's log (log4j2 properties chosen by engine.py).
+//
+// The spec (JSON, read with the Jackson that Flink shades) lists the vertices in topological order;
+// engine.py has already decided each vertex's role and each input's partitioning, so this file only
+// builds what it is told:
+//   role "source":   a bounded FLIP-27 source; subtask i emits `records` ids first + i*records ...
+//   role "operator": a pass-through map (one input), co-map (two inputs, keyed when both "hash"),
+//                    or a map over the union of its inputs (three or more)
+//   role "two_phase_commit_sink": TwoPhaseCommitSinkFunction (Flink 2.x keeps it in ...sink.legacy)
+//   role "sink_v2":  a Sink V2 with a committer; its writer and committer chain into one task
+//   role "discard":  a vertex without outputs and without a sink flag: a sink that drops records
+// Every operator but the Sink V2 pair has chaining disabled, so each vertex is one task per subtask.
+// Committed output: OUT/output/<vertex>/committed/<file>, one record id per line; a transaction is
+// written to .../pending/<file> and committed by renaming it, so committing twice is harmless.
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.Serializable;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
+import org.apache.flink.api.common.typeutils.base.VoidSerializer;
+import org.apache.flink.api.connector.sink2.Committer;
+import org.apache.flink.api.connector.sink2.CommitterInitContext;
+import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.SupportsCommitter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.api.connector.source.Boundedness;
+import org.apache.flink.api.connector.source.ReaderOutput;
+import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.api.connector.source.SourceReader;
+import org.apache.flink.api.connector.source.SourceReaderContext;
+import org.apache.flink.api.connector.source.SourceSplit;
+import org.apache.flink.api.connector.source.SplitEnumerator;
+import org.apache.flink.api.connector.source.SplitEnumeratorContext;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.core.execution.CheckpointingMode;
+import org.apache.flink.core.io.InputStatus;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.runtime.jobgraph.JobGraph;
+import org.apache.flink.runtime.jobgraph.JobVertex;
+import org.apache.flink.runtime.jobmaster.JobResult;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.co.RichCoMapFunction;
+import org.apache.flink.streaming.api.functions.sink.legacy.RichSinkFunction;
+import org.apache.flink.streaming.api.functions.sink.legacy.SinkFunction;
+import org.apache.flink.streaming.api.functions.sink.legacy.TwoPhaseCommitSinkFunction;
+
+public class FlipcheckJob {
+
+    static void say(String key, String value) {
+        System.out.println("FLIPCHECK " + key + " " + value);
+        System.out.flush();
+    }
+
+    // ---- --fail VERTEX:SUBTASK@RECORD ---------------------------------------------------------
+
+    /** Where to throw, carried by every function; the "once" flag is static because the
+     * MiniCluster runs every attempt in this JVM, with this class loader (no user jars). */
+    static final class FailPoint implements Serializable {
+        static final AtomicBoolean FIRED = new AtomicBoolean(false);
+        final String vertex;
+        final int subtask;
+        final long record;
+
+        FailPoint(String vertex, int subtask, long record) {
+            this.vertex = vertex;
+            this.subtask = subtask;
+            this.record = record;
+        }
+
+        /** Throws once per run, when subtask `subtask` of `vertex` handles its `record`-th record. */
+        void check(String vertex, int subtask, long handled) {
+            if (this.vertex.equals(vertex) && this.subtask == subtask && handled == record
+                    && FIRED.compareAndSet(false, true)) {
+                say("failure_injected", Long.toString(System.currentTimeMillis()));
+                throw new RuntimeException("flipcheck --fail: injected failure in " + vertex + " subtask "
+                        + subtask + " at record " + record);
+            }
+        }
+
+        static void check(FailPoint fail, String vertex, int subtask, long handled) {
+            if (fail != null) {
+                fail.check(vertex, subtask, handled);
+            }
+        }
+    }
+
+    // ---- what every operator does with a record ----------------------------------------------
+
+    /** Counts the records a subtask handles, throws at the --fail point, and (a "union_list_state"
+     * vertex) keeps real union list state: the count, which on restore every subtask receives
+     * from every subtask (getUnionListState). */
+    static final class Handling implements Serializable {
+        final String vertex;
+        final FailPoint fail;
+        final boolean unionListState;
+        transient ListState<Long> state;
+        long handled;
+
+        Handling(String vertex, FailPoint fail, boolean unionListState) {
+            this.vertex = vertex;
+            this.fail = fail;
+            this.unionListState = unionListState;
+        }
+
+        void handle(int subtask) {
+            handled++;
+            FailPoint.check(fail, vertex, subtask, handled);
+        }
+
+        void initialize(FunctionInitializationContext context) throws Exception {
+            if (unionListState) {
+                state = context.getOperatorStateStore().getUnionListState(
+                        new ListStateDescriptor<>("flipcheck-union-" + vertex, Types.LONG));
+            }
+        }
+
+        void snapshot() throws Exception {
+            if (unionListState) {
+                state.update(Collections.singletonList(handled));
+            }
+        }
+    }
+
+    // ---- sources ------------------------------------------------------------------------------
+
+    /** One split per subtask: ids first .. first+count-1, `offset` of them emitted. */
+    static final class RangeSplit implements SourceSplit, Serializable {
+        final int subtask;
+        final long first;
+        final long count;
+        long offset;
+
+        RangeSplit(int subtask, long first, long count, long offset) {
+            this.subtask = subtask;
+            this.first = first;
+            this.count = count;
+            this.offset = offset;
+        }
+
+        @Override
+        public String splitId() {
+            return "subtask-" + subtask;
+        }
+
+        RangeSplit copy() {
+            return new RangeSplit(subtask, first, count, offset);
+        }
+
+        void write(DataOutputStream out) throws IOException {
+            out.writeInt(subtask);
+            out.writeLong(first);
+            out.writeLong(count);
+            out.writeLong(offset);
+        }
+
+        static RangeSplit read(DataInputStream in) throws IOException {
+            return new RangeSplit(in.readInt(), in.readLong(), in.readLong(), in.readLong());
+        }
+    }
+
+    static final class SplitSerializer implements SimpleVersionedSerializer<RangeSplit> {
+        public int getVersion() {
+            return 1;
+        }
+
+        public byte[] serialize(RangeSplit split) throws IOException {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            split.write(new DataOutputStream(bytes));
+            return bytes.toByteArray();
+        }
+
+        public RangeSplit deserialize(int version, byte[] data) throws IOException {
+            return RangeSplit.read(new DataInputStream(new ByteArrayInputStream(data)));
+        }
+    }
+
+    static final class PendingSerializer implements SimpleVersionedSerializer<List<RangeSplit>> {
+        public int getVersion() {
+            return 1;
+        }
+
+        public byte[] serialize(List<RangeSplit> splits) throws IOException {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            DataOutputStream out = new DataOutputStream(bytes);
+            out.writeInt(splits.size());
+            for (RangeSplit split : splits) {
+                split.write(out);
+            }
+            return bytes.toByteArray();
+        }
+
+        public List<RangeSplit> deserialize(int version, byte[] data) throws IOException {
+            DataInputStream in = new DataInputStream(new ByteArrayInputStream(data));
+            List<RangeSplit> splits = new ArrayList<>();
+            for (int n = in.readInt(); n > 0; n--) {
+                splits.add(RangeSplit.read(in));
+            }
+            return splits;
+        }
+    }
+
+    /** Assigns split i to subtask i, so each subtask emits a known range (the model's J1). */
+    static final class RangeEnumerator implements SplitEnumerator<RangeSplit, List<RangeSplit>> {
+        final SplitEnumeratorContext<RangeSplit> context;
+        final List<RangeSplit> pending;
+
+        RangeEnumerator(SplitEnumeratorContext<RangeSplit> context, List<RangeSplit> pending) {
+            this.context = context;
+            this.pending = new ArrayList<>(pending);
+        }
+
+        public void start() {}
+
+        public void handleSplitRequest(int subtask, String host) {}
+
+        public void addSplitsBack(List<RangeSplit> splits, int subtask) {
+            pending.addAll(splits);
+        }
+
+        public void addReader(int subtask) {
+            for (RangeSplit split : new ArrayList<>(pending)) {
+                if (split.subtask == subtask) {
+                    pending.remove(split);
+                    context.assignSplit(split, subtask);
+                }
+            }
+            context.signalNoMoreSplits(subtask);
+        }
+
+        public List<RangeSplit> snapshotState(long checkpointId) {
+            List<RangeSplit> copy = new ArrayList<>();
+            for (RangeSplit split : pending) {
+                copy.add(split.copy());
+            }
+            return copy;
+        }
+
+        public void close() {}
+    }
+
+    /** Emits its splits' ids one by one, sleeping between records so a run spans checkpoints. */
+    static final class RangeReader implements SourceReader<Long, RangeSplit> {
+        final String vertex;
+        final int subtask;
+        final long delayMs;
+        final Random random;
+        final FailPoint fail;
+        final List<RangeSplit> splits = new ArrayList<>();
+        boolean noMoreSplits;
+        CompletableFuture<Void> available = new CompletableFuture<>();
+
+        RangeReader(String vertex, int subtask, long delayMs, long seed, FailPoint fail) {
+            this.vertex = vertex;
+            this.subtask = subtask;
+            this.delayMs = delayMs;
+            this.random = new Random(seed * 1_000_003L + vertex.hashCode() * 31L + subtask);
+            this.fail = fail;
+        }
+
+        public void start() {}
+
+        public InputStatus pollNext(ReaderOutput<Long> output) throws Exception {
+            for (RangeSplit split : splits) {
+                if (split.offset < split.count) {
+                    if (delayMs > 0) {
+                        // Jitter (seeded) so subtasks drift apart, as real sources do.
+                        Thread.sleep(delayMs + random.nextInt((int) Math.max(1, delayMs / 2)));
+                    }
+                    FailPoint.check(fail, vertex, subtask, split.offset + 1);
+                    output.collect(split.first + split.offset);
+                    split.offset++;
+                    return InputStatus.MORE_AVAILABLE;
+                }
+            }
+            if (noMoreSplits) {
+                return InputStatus.END_OF_INPUT;
+            }
+            if (available.isDone()) {
+                available = new CompletableFuture<>();
+            }
+            return InputStatus.NOTHING_AVAILABLE;
+        }
+
+        public List<RangeSplit> snapshotState(long checkpointId) {
+            List<RangeSplit> copy = new ArrayList<>();
+            for (RangeSplit split : splits) {
+                copy.add(split.copy());
+            }
+            return copy;
+        }
+
+        public CompletableFuture<Void> isAvailable() {
+            return available;
+        }
+
+        public void addSplits(List<RangeSplit> added) {
+            splits.addAll(added);
+            available.complete(null);
+        }
+
+        public void notifyNoMoreSplits() {
+            noMoreSplits = true;
+            available.complete(null);
+        }
+
+        public void close() {}
+    }
+
+    static final class RangeSource implements Source<Long, RangeSplit, List<RangeSplit>> {
+        final String vertex;
+        final long first;
+        final long records;
+        final long delayMs;
+        final long seed;
+        final FailPoint fail;
+
+        RangeSource(String vertex, long first, long records, long delayMs, long seed, FailPoint fail) {
+            this.vertex = vertex;
+            this.first = first;
+            this.records = records;
+            this.delayMs = delayMs;
+            this.seed = seed;
+            this.fail = fail;
+        }
+
+        public Boundedness getBoundedness() {
+            return Boundedness.BOUNDED;
+        }
+
+        public SplitEnumerator<RangeSplit, List<RangeSplit>> createEnumerator(SplitEnumeratorContext<RangeSplit> context) {
+            List<RangeSplit> splits = new ArrayList<>();
+            for (int i = 0; i < context.currentParallelism(); i++) {
+                splits.add(new RangeSplit(i, first + i * records, records, 0));
+            }
+            return new RangeEnumerator(context, splits);
+        }
+
+        public SplitEnumerator<RangeSplit, List<RangeSplit>> restoreEnumerator(
+                SplitEnumeratorContext<RangeSplit> context, List<RangeSplit> pending) {
+            return new RangeEnumerator(context, pending);
+        }
+
+        public SimpleVersionedSerializer<RangeSplit> getSplitSerializer() {
+            return new SplitSerializer();
+        }
+
+        public SimpleVersionedSerializer<List<RangeSplit>> getEnumeratorCheckpointSerializer() {
+            return new PendingSerializer();
+        }
+
+        public SourceReader<Long, RangeSplit> createReader(SourceReaderContext context) {
+            return new RangeReader(vertex, context.getIndexOfSubtask(), delayMs, seed, fail);
+        }
+    }
+
+    // ---- operators ----------------------------------------------------------------------------
+
+    static final class HashKey implements KeySelector<Long, Long> {
+        final long seed;
+
+        HashKey(long seed) {
+            this.seed = seed;
+        }
+
+        public Long getKey(Long value) {
+            long x = (value ^ seed) * 0x9E3779B97F4A7C15L;
+            return x ^ (x >>> 29);
+        }
+    }
+
+    /** One input: passes every record on. */
+    static final class Pass extends RichMapFunction<Long, Long> implements CheckpointedFunction {
+        final Handling handling;
+
+        Pass(Handling handling) {
+            this.handling = handling;
+        }
+
+        public Long map(Long value) {
+            handling.handle(getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
+            return value;
+        }
+
+        public void initializeState(FunctionInitializationContext context) throws Exception {
+            handling.initialize(context);
+        }
+
+        public void snapshotState(FunctionSnapshotContext context) throws Exception {
+            handling.snapshot();
+        }
+    }
+
+    /** Two inputs: passes the records of both on. */
+    static final class PassCo extends RichCoMapFunction<Long, Long, Long> implements CheckpointedFunction {
+        final Handling handling;
+
+        PassCo(Handling handling) {
+            this.handling = handling;
+        }
+
+        public Long map1(Long value) {
+            handling.handle(getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
+            return value;
+        }
+
+        public Long map2(Long value) {
+            return map1(value);
+        }
+
+        public void initializeState(FunctionInitializationContext context) throws Exception {
+            handling.initialize(context);
+        }
+
+        public void snapshotState(FunctionSnapshotContext context) throws Exception {
+            handling.snapshot();
+        }
+    }
+
+    /** A vertex without outputs and without a sink flag: handles records and drops them. */
+    static final class Discard extends RichSinkFunction<Long> implements CheckpointedFunction {
+        final Handling handling;
+
+        Discard(Handling handling) {
+            this.handling = handling;
+        }
+
+        public void invoke(Long value, SinkFunction.Context context) {
+            handling.handle(getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
+        }
+
+        public void initializeState(FunctionInitializationContext context) throws Exception {
+            handling.initialize(context);
+        }
+
+        public void snapshotState(FunctionSnapshotContext context) throws Exception {
+            handling.snapshot();
+        }
+    }
+
+    // ---- exactly-once file output -------------------------------------------------------------
+
+    /** OUT/output/<vertex>/{pending,committed}/<name>: one record id per line. */
+    static final class Files2pc implements Serializable {
+        final String pending;
+        final String committed;
+
+        Files2pc(String outDir, String vertex) {
+            Path base = Paths.get(outDir, "output", vertex);
+            this.pending = base.resolve("pending").toString();
+            this.committed = base.resolve("committed").toString();
+        }
+
+        static String newName(String vertex, int subtask) {
+            return vertex.replaceAll("[^A-Za-z0-9_.-]", "_") + "-" + subtask + "-" + UUID.randomUUID();
+        }
+
+        void append(String name, Long value) throws IOException {
+            Path file = Paths.get(pending, name);
+            Files.createDirectories(file.getParent());
+            Files.write(file, (value + "\n").getBytes(StandardCharsets.UTF_8),
+                    StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE);
+        }
+
+        boolean hasPending(String name) {
+            return Files.exists(Paths.get(pending, name));
+        }
+
+        /** Idempotent: a committed name is committed again without effect; an empty transaction
+         * (no file) commits nothing. */
+        void commit(String name) throws IOException {
+            Path from = Paths.get(pending, name);
+            Path to = Paths.get(committed, name);
+            if (!Files.exists(from)) {
+                return;
+            }
+            Files.createDirectories(to.getParent());
+            try {
+                Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+
+        void abort(String name) {
+            try {
+                Files.deleteIfExists(Paths.get(pending, name));
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        }
+    }
+
+    /** "two_phase_commit_sink": Flink's TwoPhaseCommitSinkFunction, a transaction per checkpoint. */
+    static final class TwoPhaseFileSink extends TwoPhaseCommitSinkFunction<Long, String, Void> {
+        final Handling handling;
+        final Files2pc files;
+
+        TwoPhaseFileSink(Handling handling, String outDir) {
+            super(StringSerializer.INSTANCE, VoidSerializer.INSTANCE);
+            this.handling = handling;
+            this.files = new Files2pc(outDir, handling.vertex);
+        }
+
+        int subtask() {
+            return getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+        }
+
+        protected String beginTransaction() {
+            return Files2pc.newName(handling.vertex, subtask());
+        }
+
+        protected void invoke(String transaction, Long value, SinkFunction.Context context) throws Exception {
+            handling.handle(subtask());
+            files.append(transaction, value);
+        }
+
+        protected void preCommit(String transaction) {
+            // Every record is already written through to the pending file.
+        }
+
+        protected void commit(String transaction) {
+            try {
+                files.commit(transaction);
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        }
+
+        protected void abort(String transaction) {
+            files.abort(transaction);
+        }
+
+        public void initializeState(FunctionInitializationContext context) throws Exception {
+            super.initializeState(context);
+            handling.initialize(context);
+        }
+
+        public void snapshotState(FunctionSnapshotContext context) throws Exception {
+            super.snapshotState(context);
+            handling.snapshot();
+        }
+    }
+
+    /** "sink_v2": a Sink V2 writer whose committables are pending files; the committer renames. */
+    static final class FileSinkV2 implements Sink<Long>, SupportsCommitter<String> {
+        final String vertex;
+        final Files2pc files;
+        final FailPoint fail;
+
+        FileSinkV2(String vertex, String outDir, FailPoint fail) {
+            this.vertex = vertex;
+            this.files = new Files2pc(outDir, vertex);
+            this.fail = fail;
+        }
+
+        public SinkWriter<Long> createWriter(WriterInitContext context) {
+            return new Writer(context.getTaskInfo().getIndexOfThisSubtask());
+        }
+
+        public Committer<String> createCommitter(CommitterInitContext context) {
+            return new Committer<String>() {
+                public void commit(Collection<CommitRequest<String>> requests) throws IOException {
+                    for (CommitRequest<String> request : requests) {
+                        files.commit(request.getCommittable());
+                    }
+                }
+
+                public void close() {}
+            };
+        }
+
+        public SimpleVersionedSerializer<String> getCommittableSerializer() {
+            return new SimpleVersionedSerializer<String>() {
+                public int getVersion() {
+                    return 1;
+                }
+
+                public byte[] serialize(String name) {
+                    return name.getBytes(StandardCharsets.UTF_8);
+                }
+
+                public String deserialize(int version, byte[] data) {
+                    return new String(data, StandardCharsets.UTF_8);
+                }
+            };
+        }
+
+        final class Writer implements CommittingSinkWriter<Long, String> {
+            final int subtask;
+            final Handling handling = new Handling(vertex, fail, false);
+            String current;
+
+            Writer(int subtask) {
+                this.subtask = subtask;
+            }
+
+            public void write(Long value, SinkWriter.Context context) throws IOException {
+                handling.handle(subtask);
+                if (current == null) {
+                    current = Files2pc.newName(vertex, subtask);
+                }
+                files.append(current, value);
+            }
+
+            public void flush(boolean endOfInput) {}
+
+            public Collection<String> prepareCommit() {
+                if (current == null) {
+                    return Collections.emptyList();
+                }
+                String done = current;
+                current = null;
+                return Collections.singletonList(done);
+            }
+
+            public void close() {}
+        }
+    }
+
+    // ---- the job ------------------------------------------------------------------------------
+
+    static DataStream<Long> partition(DataStream<Long> stream, String how, long seed) {
+        switch (how) {
+            case "forward": return stream.forward();
+            case "rescale": return stream.rescale();
+            case "rebalance": return stream.rebalance();
+            case "hash": return stream.keyBy(new HashKey(seed));
+            default: throw new IllegalArgumentException("unknown partitioning " + how);
+        }
+    }
+
+    static void build(StreamExecutionEnvironment env, JsonNode spec, String outDir) {
+        long seed = spec.get("seed").asLong();
+        long delayMs = spec.get("record_delay_ms").asLong();
+        JsonNode failNode = spec.get("fail");
+        FailPoint fail = failNode == null || failNode.isNull() ? null
+                : new FailPoint(failNode.get("vertex").asText(), failNode.get("subtask").asInt(), failNode.get("record").asLong());
+        Map<String, DataStream<Long>> streams = new HashMap<>();
+        for (JsonNode v : spec.get("vertices")) {
+            String id = v.get("id").asText();
+            int parallelism = v.get("parallelism").asInt();
+            String role = v.get("role").asText();
+            boolean union = v.get("union_list_state").asBoolean();
+            List<DataStream<Long>> inputs = new ArrayList<>();
+            List<String> partitionings = new ArrayList<>();
+            for (JsonNode input : v.get("inputs")) {
+                partitionings.add(input.get("partitioning").asText());
+                inputs.add(partition(streams.get(input.get("source").asText()), input.get("partitioning").asText(), seed));
+            }
+            if (role.equals("source")) {
+                SingleOutputStreamOperator<Long> source = env
+                        .fromSource(new RangeSource(id, v.get("first_record").asLong(), v.get("records").asLong(), delayMs, seed, fail),
+                                WatermarkStrategy.noWatermarks(), id, Types.LONG)
+                        .uid(id).setParallelism(parallelism);
+                if (v.get("outputs").asInt() == 0) {
+                    // A lone source: a Flink job needs a sink; chained, it adds no job vertex.
+                    source.addSink(new Discard(new Handling(id + "-discard", null, false))).name(id + "-discard").uid(id + "-discard")
+                            .setParallelism(parallelism);
+                } else {
+                    source.disableChaining();
+                }
+                streams.put(id, source);
+                continue;
+            }
+            DataStream<Long> in = inputs.get(0);
+            if (role.equals("operator") && inputs.size() == 2) {
+                SingleOutputStreamOperator<Long> co;
+                if (partitionings.get(0).equals("hash") && partitionings.get(1).equals("hash")) {
+                    co = streams.get(v.get("inputs").get(0).get("source").asText())
+                            .connect(streams.get(v.get("inputs").get(1).get("source").asText()))
+                            .keyBy(new HashKey(seed), new HashKey(seed))
+                            .map(new PassCo(new Handling(id, fail, union)), Types.LONG);
+                } else {
+                    co = inputs.get(0).connect(inputs.get(1)).map(new PassCo(new Handling(id, fail, union)), Types.LONG);
+                }
+                streams.put(id, co.name(id).uid(id).setParallelism(parallelism).disableChaining());
+                continue;
+            }
+            if (inputs.size() > 1) {
+                in = inputs.get(0).union(inputs.subList(1, inputs.size()).toArray(new DataStream[0]));
+            }
+            switch (role) {
+                case "operator":
+                    streams.put(id, in.map(new Pass(new Handling(id, fail, union)), Types.LONG).name(id).uid(id)
+                            .setParallelism(parallelism).disableChaining());
+                    break;
+                case "two_phase_commit_sink":
+                    in.addSink(new TwoPhaseFileSink(new Handling(id, fail, union), outDir)).name(id).uid(id)
+                            .setParallelism(parallelism).disableChaining();
+                    break;
+                case "sink_v2":
+                    // No disableChaining: the writer and its committer chain into one task.
+                    in.sinkTo(new FileSinkV2(id, outDir, fail)).name(id).uid(id).setParallelism(parallelism);
+                    break;
+                case "discard":
+                    in.addSink(new Discard(new Handling(id, fail, union))).name(id).uid(id).setParallelism(parallelism).disableChaining();
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown role " + role);
+            }
+        }
+    }
+
+    static Configuration configuration(JsonNode spec) {
+        Configuration conf = new Configuration();
+        for (String key : new String[] {"rest.bind-address", "rest.address", "jobmanager.bind-host",
+                "taskmanager.bind-host", "taskmanager.host"}) {
+            conf.setString(key, "127.0.0.1");
+        }
+        conf.setString("rest.bind-port", "0");  // any free port: runs side by side do not collide
+        conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofMillis(spec.get("interval_ms").asLong()));
+        String mode = spec.get("mode").asText();
+        conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE,
+                mode.equals("at-least-once") ? CheckpointingMode.AT_LEAST_ONCE : CheckpointingMode.EXACTLY_ONCE);
+        conf.set(CheckpointingOptions.ENABLE_UNALIGNED, mode.equals("unaligned"));
+        conf.set(CheckpointingOptions.ENABLE_CHECKPOINTS_AFTER_TASKS_FINISH,
+                spec.get("checkpoints_after_tasks_finished").asBoolean());
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, spec.get("restart_attempts").asInt());
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
+        return conf;
+    }
+
+    static String fetch(URI rest, String path) throws Exception {
+        HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        HttpRequest request = HttpRequest.newBuilder(rest.resolve(path)).timeout(Duration.ofSeconds(30)).GET().build();
+        HttpResponse<String> response = client.send(request, HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+            throw new IOException("GET " + path + ": HTTP " + response.statusCode() + " " + response.body());
+        }
+        return response.body();
+    }
+
+    public static void main(String[] args) throws Exception {
+        say("main", Long.toString(System.currentTimeMillis()));
+        ObjectMapper json = new ObjectMapper();
+        JsonNode spec = json.readTree(new File(args[0]));
+        String outDir = spec.get("out").asText();
+        Configuration conf = configuration(spec);
+        int slots = 1;
+        for (JsonNode v : spec.get("vertices")) {
+            slots = Math.max(slots, v.get("parallelism").asInt());
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        build(env, spec, outDir);
+        org.apache.flink.streaming.api.graph.StreamGraph streamGraph = env.getStreamGraph();
+        streamGraph.setJobName(spec.get("job_name").asText());
+        JobGraph jobGraph = streamGraph.getJobGraph();
+
+        MiniClusterConfiguration clusterConf = new MiniClusterConfiguration.Builder()
+                .setConfiguration(conf).setNumTaskManagers(1).setNumSlotsPerTaskManager(slots).build();
+        int exit = 0;
+        try (MiniCluster cluster = new MiniCluster(clusterConf)) {
+            cluster.start();
+            URI rest = cluster.getRestAddress().get();
+            say("cluster_up", Long.toString(System.currentTimeMillis()));
+            say("rest", rest.toString());
+            JobID jobId = cluster.submitJob(jobGraph).get().getJobID();
+            say("submitted", Long.toString(System.currentTimeMillis()));
+            say("job_id", jobId.toString());
+            // The plan exactly as the REST API serves it (JsonPlanGenerator on the submitted JobGraph).
+            Files.writeString(Paths.get(outDir, "plan.json"), fetch(rest, "/jobs/" + jobId + "/plan"));
+            ObjectNode vertices = json.createObjectNode();
+            for (JobVertex vertex : jobGraph.getVertices()) {
+                vertices.put(vertex.getID().toString(), vertex.getName());
+            }
+            say("vertices", json.writeValueAsString(vertices));
+            JobResult result = cluster.requestJobResult(jobId).get();
+            say("done", Long.toString(System.currentTimeMillis()));
+            ObjectNode outcome = json.createObjectNode();
+            outcome.put("status", result.getJobStatus().map(Enum::name).orElse(result.isSuccess() ? "FINISHED" : "FAILED"));
+            result.getSerializedThrowable().ifPresent(outer -> {
+                Throwable root = outer;
+                while (root.getCause() != null && root.getCause() != root) {
+                    root = root.getCause();
+                }
+                outcome.put("cause", root == outer ? outer.getMessage()
+                        : outer.getMessage() + " (root cause: " + root.getMessage() + ")");
+            });
+            say("result", json.writeValueAsString(outcome));
+            if (!result.isSuccess()) {
+                exit = 1;
+            }
+        }
+        say("closed", Long.toString(System.currentTimeMillis()));
+        System.exit(exit);  // Flink leaves non-daemon threads behind
+    }
+}
