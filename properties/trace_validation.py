@@ -64,7 +64,7 @@ from flipcheck.model.protocol.coordinator import (
     receive_acknowledgement, receive_finished_reports, suspend_at_job_end, trigger,
 )
 from flipcheck.model.protocol.failover import failover
-from flipcheck.model.protocol.state import BARRIER, EOP
+from flipcheck.model.protocol.state import BARRIER, DATA, EOD, EOP
 from flipcheck.model.protocol.tasks import finish, may_finish, receive, receive_notification, receive_trigger_rpc
 
 __all__ = ["OWN_KINDS", "LAGGING_KINDS", "KINDS", "Verdict", "observe", "validate", "MAX_WAITING"]
@@ -73,6 +73,12 @@ OWN_KINDS = ("trigger", "trigger-task", "barrier", "ack", "notify", "reported", 
 LAGGING_KINDS = ("decline", "completed", "failed", "finished", "ended")
 KINDS = OWN_KINDS + LAGGING_KINDS
 
+# Own observations whose line may come after the step: the coordinator logs an acknowledgement
+# when it processes it, and the task may meanwhile finish and send EndOfPartition downstream
+# (J7 waits for the acknowledgement to be sent, flip147 facts §4.4, not received).
+_EARLY_KINDS = ("ack",)
+# Messages a task may be taken to have received early (:meth:`_Search.eager`).
+_EAGER_MESSAGES = (DATA, EOD, EOP)
 # At most this many lagging observations may wait for their log line at once (a bound of the
 # search, not of the model: a run with more concurrent late lines needs a larger one).
 MAX_WAITING = 12
@@ -113,12 +119,19 @@ def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobStat
     if kind == "trigger":
         if any(note[0] == "triggered" for note in notes):
             own = ("trigger", label[1])
-    elif kind == "rpc":
+    elif kind == "rpc" and s.tasks[label[1]].phase != FINISHED:
         own = ("trigger-task", label[1], label[2])
+    # A trigger RPC reaching a FINISHED task shows only when the coordinator learns of it: the
+    # TaskExecutor's line (a vacuous observation, see :meth:`_Search.children`) may come much earlier.
     elif kind == "receive" and label[3][0] == BARRIER:
         own = ("barrier", label[1], label[2], label[3][1])
     elif kind == "ack":
-        own = ("ack", label[1], label[2])
+        pending = s.coordinator.pending
+        t, k = label[1], label[2]
+        if pending is not None and pending.id == k and pending.wait >> t & 1 and not pending.acked >> t & 1:
+            # Only an acknowledgement the pending checkpoint accepts is logged as received
+            # (CheckpointCoordinator.receiveAcknowledgeMessage; a late one is another line).
+            own = ("ack", t, k)
     elif kind == "notify":
         own = ("notify", label[1], label[2])
     elif kind == "report-finished":
@@ -195,8 +208,9 @@ def _remove(waiting: tuple, o: tuple):
 
 
 class _Search:
-    """Breadth-first over the observations: the set of nodes ``(state, waiting, optional)``
-    that explain each prefix, every way (so no choice made early has to be undone)."""
+    """Breadth-first over the observations: the set of nodes ``(state, waiting, optional,
+    closed)`` that explain each prefix. ``waiting``/``optional``: lagging observations owed;
+    ``closed``: tasks whose closing line came while a checkpoint of theirs was still pending."""
 
     def __init__(self, job: Job, observations: Sequence[tuple], visible: frozenset, hidden: frozenset,
                  depth: int, budget: int, window: int):
@@ -206,7 +220,7 @@ class _Search:
         # Where each lagging observation is logged: a step may cause one only if its line follows soon.
         self.positions: dict = {}
         for i, o in enumerate(observations):
-            if o[0] in LAGGING_KINDS:
+            if o[0] in LAGGING_KINDS or o[0] in _EARLY_KINDS:
                 self.positions.setdefault(o, []).append(i)
 
     def _soon(self, lagging: tuple, i: int) -> bool:
@@ -222,50 +236,108 @@ class _Search:
         """Whether the log can show ``o``: its kind is visible and not hidden for its task."""
         return o[0] in self.visible and (o[0], o[1] if len(o) > 1 else None) not in self.hidden
 
+    def _step(self, node: tuple, label: tuple, nxt: JobState, notes: tuple, i: int):
+        """The node after a step from ``node``: ``(own observation shown or None, node')``, or
+        None when the step cannot be part of a behaviour the log shows from observation ``i``."""
+        s, waiting, optional, closed = node
+        own, lagging, maybe = observe(self.job, s, label, notes, nxt)
+        if own is not None and own[0] == "closing" and closed >> own[1] & 1:
+            own, closed = None, closed & ~(1 << own[1])   # its line came when it closed (§4.4)
+        elif own is not None and own[0] == "trigger-task" and closed >> own[1] & 1:
+            return None   # the mailbox is closed: Flink declines (TASK_CLOSING); here it must finish first
+        if own is not None and not self.shows(own):
+            own = None
+        if not self._soon(lagging, i):
+            return None
+        grown = _add(waiting, lagging, self.shows)
+        if len(grown) > MAX_WAITING:
+            return None
+        return own, (nxt, grown, _add(optional, maybe, self.shows)[-MAX_WAITING:], closed)
+
     def children(self, node: tuple, i: int) -> Iterator[tuple]:
-        """Every way to explain observation ``i`` from ``node``: ``(path, node')``."""
-        job, shows, o = self.job, self.shows, self.observations[i]
+        """Every way to explain observation ``i`` from ``node``: ``(silent steps, path, node')``."""
+        job, o = self.job, self.observations[i]
         layer = [(node, ())]
         seen = {node}
         for d in range(self.depth + 1):
             following = []
-            for (s, waiting, optional), path in layer:
+            for current, path in layer:
+                s, waiting, optional, closed = current
                 left = _remove(waiting, o)
                 if left is not None:
-                    yield d, path, (s, left, optional)
+                    yield d, path, (s, left, optional, closed)
                 left = _remove(optional, o)
                 if left is not None:
-                    yield d, path, (s, waiting, left)
+                    yield d, path, (s, waiting, left, closed)
+                if o[0] == "notify" and s.tasks[o[1]].phase == FINISHED and s.coordinator.completed >= o[2]:
+                    # The RPC reached the TaskExecutor after the task finished: logged, never
+                    # delivered (flip147 facts §4.3); the model drops it at finish (J7).
+                    yield d, path, current
+                if (o[0] == "trigger-task" and (s.tasks[o[1]].phase == FINISHED or closed >> o[1] & 1)
+                        and (o[2] is None or o[2] in s.rpcs[o[1]])):
+                    # The RPC reached a closing or finished task (flip147 facts §4.3): it is
+                    # declined, or fails, when the coordinator hears of it (the silent rpc step).
+                    yield d, path, current
+                if o[0] == "closing" and s.tasks[o[1]].phase == END_OF_DATA and _ready_to_close(job, s, o[1]):
+                    # J7 holds but for a checkpoint still pending: Flink closes the mailbox first
+                    # and waits for it afterwards (flip147 facts §4.4); the model's finish follows.
+                    yield d, path, (s, waiting, optional, closed | 1 << o[1])
                 for label, nxt, notes in _steps_showing(job, s, o):
-                    own, lagging, maybe = observe(job, s, label, notes, nxt)
-                    if own is not None and _matches(o, own) and self._soon(lagging, i + 1):
-                        grown = _add(waiting, lagging, shows)
-                        if len(grown) <= MAX_WAITING:
-                            yield d, path + (label,), (nxt, grown, _add(optional, maybe, shows)[-MAX_WAITING:])
+                    after = self._step(current, label, nxt, notes, i + 1)
+                    if after is not None and after[0] is not None and _matches(o, after[0]):
+                        yield d, path + (label,), after[1]
                 if d == self.depth:
                     continue
                 for label, nxt, notes in self._silent_steps(s):
-                    own, lagging, maybe = observe(job, s, label, notes, nxt)
-                    if own is not None and shows(own) or not self._soon(lagging, i):
+                    after = self._step(current, label, nxt, notes, i)
+                    if after is not None and after[0] is not None and after[0][0] in _EARLY_KINDS \
+                            and self._soon((after[0],), i):
+                        # The step came before its line: the line waits like a lagging one.
+                        after = (None, after[1][:1] + (_add(after[1][1], (after[0],), self.shows),) + after[1][2:])
+                    if after is None or after[0] is not None:
                         continue
-                    grown = _add(waiting, lagging, shows)
-                    if len(grown) > MAX_WAITING:
-                        continue
-                    child = (nxt, grown, _add(optional, maybe, shows)[-MAX_WAITING:])
-                    if child not in seen:
-                        seen.add(child)
+                    if after[1] not in seen:
+                        seen.add(after[1])
                         self.states += 1
-                        following.append((child, path + (label,)))
+                        following.append((after[1], path + (label,)))
             layer = following
             if not layer:
                 return
+
+    def eager(self, node: tuple, i: int) -> tuple:
+        """``node`` after every EndOfData, EndOfPartition and record at the head of a channel was
+        received (silent steps that only make a task's finishing possible sooner), and the steps."""
+        steps: list = []
+        changed = True
+        while changed:
+            changed = False
+            for t, info in enumerate(self.job.tasks):
+                if info.is_source:
+                    continue
+                for label, step in receive(self.job, node[0], t):
+                    if label[3][0] not in _EAGER_MESSAGES:
+                        continue
+                    after = self._step(node, label, step.freeze(), tuple(step.notes), i)
+                    if after is not None and after[0] is None:
+                        node = after[1]
+                        steps.append(label)
+                        changed = True
+                        break
+        return node, tuple(steps)
 
     def expand(self, frontier: dict, i: int, lazy: bool) -> dict:
         """The nodes explaining observation ``i`` from ``frontier`` (node -> behaviour). ``lazy``:
         only those with the fewest silent steps before it (a silent step that can wait, waits)."""
         best = self.depth + 1
         found: dict = {}
+        starts: dict = {}
         for node, path in frontier.items():
+            starts.setdefault(node, path)
+            # Whether a channel's EndOfData reached its task before a barrier on another
+            # channel is a race the log rarely shows; try the task having received it too.
+            eager, steps = self.eager(node, i)
+            starts.setdefault(eager, path + steps)
+        for node, path in starts.items():
             for d, steps, nxt in self.children(node, i):
                 if lazy and d > best:
                     break
@@ -301,7 +373,7 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
     it can be (every way, not only the lazy one)."""
     visible = frozenset(KINDS if visible is None else visible)
     search = _Search(job, observations, visible, frozenset(hidden), depth, budget, window)
-    frontiers: list = [{(initial_state(job), (), ()): ()}]
+    frontiers: list = [{(initial_state(job), (), (), 0): ()}]
     i = 0
     while i < len(observations):
         following = search.expand(frontiers[i], i, lazy=True)
@@ -328,12 +400,19 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
         i += 1
     frontier = frontiers[-1]
     for node, path in frontier.items():
-        if not node[1]:
+        if not node[1] and not node[3]:
             return Verdict(True, len(observations), behaviour=list(path), states=search.states)
     waiting = sorted({w for node in frontier for w in node[1]})
     why = ("the log ends, yet every behaviour found still owes these lines: "
            + ", ".join(_describe(job, w) for w in waiting[:4]))
     return Verdict(False, len(observations), None, why, list(next(iter(frontier.values()))), search.states)
+
+
+def _ready_to_close(job: Job, s: JobState, t: int) -> bool:
+    """J7 holds for ``t`` but for its pending checkpoints (Flink waits for those after closing)."""
+    ts = s.tasks[t]
+    idle = ts._replace(outbox=(), snapshot=None)
+    return may_finish(job, s._replace(tasks=s.tasks[:t] + (idle,) + s.tasks[t + 1:]), t)
 
 
 def _name(job: Job, t: int) -> str:

@@ -19,16 +19,15 @@ read the run directly:
 The model job is built from the plan: one model task per Flink subtask, sources with no
 records (records are not logged, so only where a source *ends* its data matters, and the
 search places it), the periodic timer Flink runs (C3p), and as many failovers as the log shows.
-Vertex flags the plan cannot show (union list state, exactly-once sinks) come from the job
-graph the run was built from (``graph``), matched by vertex name.
+Vertex flags the plan cannot show (union list state, exactly-once sinks) come from the
+``flipcheck flink run`` directory the plan lies in, matched by Flink job vertex id; a plan from
+another cluster is validated with plain vertices.
 
 Example
 -------
->>> import json
->>> plan = json.load(open("tests/fixtures/flink_runs/chain/plan.json"))
->>> result = conform(plan, ["tests/fixtures/flink_runs/chain/flink.log"])
->>> result.conforms, result.first_unexplained
-(True, None)
+>>> result = conform_files("tests/fixtures/flink_runs/join/plan.json", ["tests/fixtures/flink_runs/join/flink.log"])
+>>> result.conforms, result.first_unexplained, [check.name for check in result.checks if not check.ok]
+(True, None, [])
 """
 
 from __future__ import annotations
@@ -36,25 +35,27 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from flipcheck.errors import InputError
 from flipcheck.flink.import_plan import PlanFormatError, import_plan
 from flipcheck.flink.logs import LogEvent, LogReading, attempt_parts, read_logs
-from flipcheck.model.jobgraph import JobGraph, JobVertex
+from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph, JobVertex
 from flipcheck.model.protocol import Job
 from flipcheck.properties.trace_validation import KINDS, Verdict, validate
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, protocol as protocol_named
 
-__all__ = ["Check", "Conformance", "conform", "conform_files", "model_job", "observations_of", "FLAG_KEYS"]
+__all__ = ["Check", "Conformance", "RunDirectory", "conform", "conform_files", "model_job", "observations_of",
+           "read_run_directory", "FLAG_KEYS"]
 
 # The vertex flags a run's job graph lends the plan's vertices (the plan cannot show them).
 FLAG_KEYS = ("union_list_state", "two_phase_commit_sink", "sink_v2")
 # Log kinds only DEBUG shows: visible to the validation only when the log has one of them.
 # Log kinds that name a task by its name, not its attempt id.
 _BY_NAME = {"task-ended": "ended", "operators-finished": "closing"}
-_DEBUG_KINDS = {"trigger-task": "trigger-task", "barrier": "barrier", "ack": "ack", "notify-complete": "notify"}
+_DEBUG_KINDS = {"trigger-task": "trigger-task", "trigger-unknown": "trigger-task", "barrier": "barrier", "ack": "ack", "notify-complete": "notify"}
 
 
 @dataclass
@@ -110,6 +111,19 @@ class _Tasks:
                 if known != e.task:
                     self.by_name[name] = None   # two vertices of one name: such lines are not read
 
+    @staticmethod
+    def attempt_number(event: LogEvent, attempt: str | None) -> int | None:
+        """The execution attempt an event is about (``_<n>`` of its id, or ``#<n>`` of a name)."""
+        if attempt is not None:
+            try:
+                return attempt_parts(attempt)[2]
+            except ValueError:
+                return None
+        if event.kind in _BY_NAME and "#" in event.detail:
+            tail = event.detail.rsplit("#", 1)[1]
+            return int(tail) if tail.isdigit() else None
+        return None
+
     def task(self, attempt: str | None) -> int | None:
         if attempt is None:
             return None
@@ -139,28 +153,66 @@ class _Tasks:
         return sources[int(channel)][0] if int(channel) < len(sources) else None
 
 
-def model_job(plan: dict, graph_flags: JobGraph | None = None, protocol: str = CORRECT_PROTOCOL,
+class RunDirectory(NamedTuple):
+    """What ``flipcheck flink run`` wrote beside the plan: the graph as run, with each source's
+    records and each vertex's flags (``spec.json``), each vertex's Flink job vertex id
+    (``run.json``) and the checkpointing mode."""
+
+    path: Path
+    graph: JobGraph
+    flink_ids: dict
+    mode: str
+
+
+# spec.json's vertex roles and partitionings, as graph flags and edge patterns.
+_ROLE_FLAGS = {"two_phase_commit_sink": "two_phase_commit_sink", "sink_v2": "sink_v2"}
+_POINTWISE_PARTITIONINGS = ("forward", "rescale")
+
+
+def read_run_directory(folder: Path) -> RunDirectory | None:
+    """The run directory ``folder`` if ``flipcheck flink run`` wrote it (else None)."""
+    if not all((folder / name).is_file() for name in ("run.json", "spec.json")):
+        return None
+    try:
+        run = json.loads((folder / "run.json").read_text())
+        spec = json.loads((folder / "spec.json").read_text())
+        vertices, edges = [], []
+        for v in spec["vertices"]:
+            extra = {"union_list_state": bool(v.get("union_list_state"))}
+            if v["role"] in _ROLE_FLAGS:
+                extra[_ROLE_FLAGS[v["role"]]] = True
+            if v["role"] == "source":
+                extra["records"] = int(v["records"])
+            vertices.append(JobVertex(str(v["id"]), int(v["parallelism"]), MappingProxyType(extra)))
+            for i in v["inputs"]:
+                pattern = POINTWISE if i["partitioning"] in _POINTWISE_PARTITIONINGS else ALL_TO_ALL
+                edges.append((str(i["source"]), str(v["id"]), pattern))
+        return RunDirectory(folder, JobGraph.build(vertices, edges), dict(run["vertices"]), str(spec["mode"]))
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise InputError(str(folder), f"not a readable flipcheck flink run directory: {error}") from None
+
+
+def model_job(plan: dict, run: RunDirectory | None = None, protocol: str = CORRECT_PROTOCOL,
               mode: str = "aligned", failures: int = 0) -> tuple[JobGraph, Job]:
-    """The plan's job graph (flags from ``graph_flags`` by vertex name, sources without
-    records) and the model job that validates a run of it."""
+    """The plan's job graph (vertex flags from the ``run`` that produced it, matched by Flink
+    job vertex id; sources without records) and the model job that validates a run of it."""
     try:
         graph = import_plan(plan).graph
     except PlanFormatError as error:
         raise InputError("--plan", str(error)) from None
-    flags = {}
-    if graph_flags is not None:
-        for vertex in graph_flags.vertices:
-            flags[vertex.id] = {k: vertex.extra[k] for k in FLAG_KEYS if k in vertex.extra}
+    flags: dict = {}
+    if run is not None:
+        for vertex in run.graph.vertices:
+            flags[run.flink_ids.get(vertex.id)] = {k: vertex.extra[k] for k in FLAG_KEYS if k in vertex.extra}
     vertices = []
     for v in graph.vertices:
         extra = {k: val for k, val in v.extra.items() if k not in FLAG_KEYS and k != "records"}
-        extra.update(flags.get(str(v.extra.get("name", "")).strip(), {}))
+        extra.update(flags.get(v.extra.get("flink_id"), {}))
         if not graph.inputs(v.id):
             extra["records"] = 0
-        vertices.append((v.id, v.parallelism, extra))
-    after_finished = graph_flags.checkpoints_after_tasks_finished if graph_flags is not None else True
-    graph = JobGraph.build([JobVertex(i, p, MappingProxyType(extra)) for i, p, extra in vertices], graph.edges,
-                           checkpoints_after_tasks_finished=after_finished)
+        vertices.append(JobVertex(v.id, v.parallelism, MappingProxyType(extra)))
+    # FLIP-147 on or off is the protocol's to say (--protocol pre-flip-147), not the run's.
+    graph = JobGraph.build(vertices, graph.edges)
     job = Job(graph, mode=mode, records=0, checkpoints=0, failures=failures, protocol=protocol_named(protocol),
               periodic_timer=True)
     return graph, job
@@ -173,9 +225,13 @@ def observations_of(reading: LogReading, tasks: _Tasks) -> tuple[list, list, set
     failing = False
     failed: set = set()
     tasks.learn_names(reading.events)
+    generation = 0   # F1 restarts every task: lines of earlier attempts are what the old ones left
     for e in reading.events:
         if e.kind in _DEBUG_KINDS:
             visible.add(_DEBUG_KINDS[e.kind])
+        number = tasks.attempt_number(e, e.task)
+        if number is not None and number < generation:
+            continue
         if e.kind in _BY_NAME:
             visible.add(_BY_NAME[e.kind])
             t = tasks.task(tasks.by_name.get(e.detail))
@@ -193,6 +249,8 @@ def observations_of(reading: LogReading, tasks: _Tasks) -> tuple[list, list, set
             o = None
         elif e.kind == "trigger-task":
             o = ("trigger-task", t, k)
+        elif e.kind == "trigger-unknown":
+            o = ("trigger-task", t, None)   # the RPC reached a TaskExecutor that no longer runs t
         elif e.kind == "barrier":
             o = ("barrier", t, tasks.input(e.task, e.detail), k)
         elif e.kind == "ack":
@@ -201,15 +259,18 @@ def observations_of(reading: LogReading, tasks: _Tasks) -> tuple[list, list, set
             o = ("decline", t, k)
         elif e.kind == "notify-complete":
             o = ("notify", t, k)
+        elif e.kind in ("task-state", "execution-state") and e.detail.endswith(" to FAILED"):
+            if not failing:
+                # The first FAILED line (the TaskManager's, usually) is the failure: F1. The
+                # JobManager's follows, as do the other tasks' cancellations.
+                o, failing = ("failover",), True
+                generation += 1
         elif e.kind == "task-state" and e.detail.endswith(" to FINISHED"):
             o = ("finished", t)
-        elif e.kind == "execution-state":
-            if e.detail.endswith(" to FINISHED"):
-                o = ("reported", t)
-            elif e.detail.endswith(" to FAILED") and not failing:
-                o, failing = ("failover",), True   # the first failure of an attempt: F1
-            elif e.detail.endswith(" to RUNNING"):
-                failing = False
+        elif e.kind == "execution-state" and e.detail.endswith(" to FINISHED"):
+            o = ("reported", t)
+        elif e.kind == "execution-state" and e.detail.endswith(" to RUNNING"):
+            failing = False
         if o is not None and o[0] == "failed":
             # One failure may be reported twice (the trigger's future and the abort both reach
             # CheckpointFailureManager): the first line counts.
@@ -234,7 +295,7 @@ def _name_with_subtask(tasks: _Tasks, t: int) -> str | None:
 
 def _plan_check(reading: LogReading, tasks: _Tasks, spec: Job) -> Check:
     """The tasks each checkpoint was triggered on, against the spec plan on the JobManager's view."""
-    view = 0
+    view, last = 0, 0
     planned: dict[int, int] = {}
     triggered: dict[int, int] = {}
     shown = False
@@ -248,9 +309,11 @@ def _plan_check(reading: LogReading, tasks: _Tasks, spec: Job) -> Check:
         elif e.kind == "trigger":
             plan = spec.plan(view)
             planned[e.checkpoint] = plan[0] if isinstance(plan, tuple) else 0
-        elif e.kind == "trigger-task" and t is not None:
+            last = e.checkpoint
+        elif e.kind in ("trigger-task", "trigger-unknown") and t is not None:
             shown = True
-            triggered[e.checkpoint] = triggered.get(e.checkpoint, 0) | 1 << t
+            k = e.checkpoint if e.kind == "trigger-task" else last   # "unknown task" names no id
+            triggered[k] = triggered.get(k, 0) | 1 << t
     if not shown:
         return Check("trigger-plan", True, "not checked: the log has no TaskExecutor DEBUG trigger lines")
     names = lambda mask: sorted(spec.name(u) for u in range(len(spec.tasks)) if mask >> u & 1)  # noqa: E731
@@ -302,35 +365,45 @@ def _ids_check(observed: list) -> Check:
     return Check("ids-in-order", True, f"triggered 1..{last_trigger} one by one; completions in increasing order")
 
 
-def _output_check(output_dir: str | None, mode: str) -> Check:
-    """Every source record committed exactly once (at least once in at-least-once mode), read
-    from the committed output ``flipcheck flink run`` writes (docs/conformance.md)."""
-    if output_dir is None:
-        return Check("committed-output", True, "not checked: no committed output given (--output)")
-    from flipcheck.flink.output import committed_records  # the run's own format
+def _output_check(run: RunDirectory | None, mode: str) -> Check:
+    """Every source record committed exactly once per path to each committing sink (at least
+    once in at-least-once mode), read from the output ``flipcheck flink run`` committed."""
+    if run is None:
+        return Check("committed-output", True, "not checked: no flipcheck flink run directory beside the plan")
+    from flipcheck.flink.engine import committed_records
 
-    expected, committed = committed_records(output_dir)
+    job = Job(run.graph)
+    sinks = [v.id for v in run.graph.vertices if v.extra.get("two_phase_commit_sink") or v.extra.get("sink_v2")]
+    if not sinks:
+        return Check("committed-output", True, "not checked: the job has no committing sink")
+    expected = {r: sum(job.paths.get((info.vertex, sink), 0) for sink in sinks)
+                for info in job.tasks for r in info.records}
     counts: dict = {}
-    for record in committed:
+    for record in committed_records(run.path):
         counts[record] = counts.get(record, 0) + 1
-    twice = sorted(r for r, n in counts.items() if n > 1)
-    missing = sorted(set(expected) - set(counts))
+    missing = sorted(r for r, n in expected.items() if counts.get(r, 0) < n)
+    extra = sorted(r for r, n in counts.items() if n > expected.get(r, 0))
     if missing:
-        return Check("committed-output", False, f"{len(missing)} source records never committed, e.g. {missing[0]}")
-    if twice and mode != "at-least-once":
-        return Check("committed-output", False, f"{len(twice)} records committed more than once, e.g. {twice[0]}")
-    how = "at least once" if mode == "at-least-once" else "exactly once"
-    return Check("committed-output", True, f"{len(expected)} source records, each committed {how}")
+        return Check("committed-output", False, f"{len(missing)} source records committed too few times, "
+                                                f"e.g. record {missing[0]} ({counts.get(missing[0], 0)} of {expected[missing[0]]})")
+    if extra and mode != "at-least-once":
+        return Check("committed-output", False, f"{len(extra)} records committed too often, e.g. record {extra[0]} "
+                                                f"({counts[extra[0]]} times, {expected.get(extra[0], 0)} expected)")
+    how = "at least" if mode == "at-least-once" else "exactly"
+    return Check("committed-output", True, f"{sum(expected.values())} commits of {len(expected)} source records, "
+                                           f"each {how} once per path to a committing sink")
 
 
-def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL, graph: JobGraph | None = None,
-            mode: str = "aligned", output: str | None = None, budget: int | None = None) -> Conformance:
-    """Validate the run the ``logs`` show against the model built from ``plan``."""
+def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL, run: RunDirectory | None = None,
+            mode: str | None = None, budget: int | None = None) -> Conformance:
+    """Validate the run the ``logs`` show against the model built from ``plan`` (and the
+    ``run`` directory's flags and output); ``mode`` defaults to the run's, else aligned."""
+    mode = mode or (run.mode if run is not None else "aligned")
     if protocol not in PROTOCOLS:
         raise InputError("--protocol", f"unknown protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
     reading = read_logs(logs)
     failures = sum(1 for e in reading.events if e.kind == "execution-state" and e.detail.endswith(" to FAILED"))
-    _, job = model_job(plan, graph, protocol, mode, failures)
+    _, job = model_job(plan, run, protocol, mode, failures)
     tasks = _Tasks(plan, job.graph, job)
     observed, observations, visible, hidden = observations_of(reading, tasks)
     options = {"budget": budget} if budget else {}
@@ -343,12 +416,12 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
         last = reading.events[-1] if reading.events else None
         first = {"file": last.file if last else "", "line": last.line if last else 0, "event": "end of log",
                  "why": verdict.why}
-    _, spec = model_job(plan, graph, CORRECT_PROTOCOL, mode, failures)
+    _, spec = model_job(plan, run, CORRECT_PROTOCOL, mode, failures)
     checks = [Check("model", verdict.conforms,
                     f"{verdict.explained} of {len(observations)} observations explained by a behaviour of the "
                     f"{job.protocol.name} model ({verdict.states:,} states searched)"),
               _plan_check(reading, tasks, spec), _final_checkpoint_check(observed, job), _ids_check(observed),
-              _output_check(output, mode)]
+              _output_check(run, mode)]
     checkpoints = len({e.checkpoint for e in reading.events if e.kind == "trigger"})
     return Conformance(all(c.ok for c in checks), len(reading.events), checkpoints, first, checks, verdict, job,
                        observed, reading.unrecognised)
@@ -365,21 +438,17 @@ def _event_text(e: LogEvent) -> str:
     return (" " + ", ".join(parts)) if parts else ""
 
 
-def conform_files(plan_path: str, logs: Sequence[str], *, graph_path: str | None = None, **options: Any) -> Conformance:
-    """:func:`conform` on files: the plan, the logs and (optional) the job graph the run was built from."""
-    from flipcheck.model.graph_json import GraphFormatError, decode_json, load_graph, read_input_file
+def conform_files(plan_path: str, logs: Sequence[str], **options: Any) -> Conformance:
+    """:func:`conform` on files: the plan and the logs; a ``flipcheck flink run`` directory
+    holding the plan lends its flags, mode and committed output."""
+    from flipcheck.model.graph_json import decode_json, read_input_file
 
     try:
         plan = decode_json(read_input_file(plan_path, PlanFormatError), PlanFormatError)
     except PlanFormatError as error:
         raise InputError(plan_path, str(error)) from None
-    graph = None
-    if graph_path is not None:
-        try:
-            graph = load_graph(graph_path)
-        except GraphFormatError as error:
-            raise InputError(graph_path, str(error)) from None
     for log in logs:
         if not os.path.isfile(log):
             raise InputError(log, "no such log file")
-    return conform(plan, logs, graph=graph, **options)
+    run = read_run_directory(Path(plan_path).resolve().parent)
+    return conform(plan, logs, run=run, **options)

@@ -62,6 +62,9 @@ PATTERNS = (
     Pattern("trigger-task", "TaskExecutor", "DEBUG",
             re.compile(r"Trigger checkpoint (?P<checkpoint>\d+)@\d+ for (?P<task>\S+?)\.?$"),
             "TaskExecutor.triggerCheckpoint: the RPC that starts a checkpoint on one task"),
+    Pattern("trigger-unknown", "TaskExecutor", "DEBUG",
+            re.compile(r"TaskManager received a checkpoint request for unknown task (?P<task>\S+?)\.?$"),
+            "TaskExecutor.triggerCheckpoint: a trigger RPC for a task it no longer runs (no checkpoint id logged)"),
     Pattern("barrier", "SingleCheckpointBarrierHandler", "DEBUG",
             re.compile(r"(?P<detail>.*) \((?P<task>\S+)\): Received barrier from channel "
                        r"InputChannelInfo\{gateIdx=(?P<gate>\d+), inputChannelIdx=(?P<channel>\d+)\} @ (?P<checkpoint>\d+)\.?$"),
