@@ -182,9 +182,13 @@ def compile_job(javac: str, version: str, lib: Path) -> tuple[Path, float]:
     target = cache_root() / key
     if (target / _COMPILED).is_file():
         return target, 0.0
-    target.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    scratch = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=target.parent))
+    except OSError as error:
+        raise UsageError(f"cannot write the compiled job to {target.parent} ({error.strerror or error}): "
+                         "set XDG_CACHE_HOME to a writable directory") from None
     try:
         done = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-cp", str(lib / "*"), "-d", str(scratch),
                                str(JAVA_SOURCE)], capture_output=True, text=True)

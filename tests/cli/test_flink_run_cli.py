@@ -110,3 +110,12 @@ def test_the_job_spec_maps_edges_to_partitionings_and_numbers_records_like_the_m
     assert spec["records_expected"] == 6 * 2 + engine.DEFAULT_RECORDS
     overridden = engine.job_spec(graph, out=tmp_path, records=4)
     assert [v.get("records") for v in overridden["vertices"] if v["role"] == "source"] == [4, 4]
+
+
+def test_an_unwritable_class_cache_is_one_line(graph_file, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(engine, "java_tools", lambda: ("java", "javac"))
+    monkeypatch.setattr(engine, "flink_lib", lambda: ("2.3.0", tmp_path))
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    _refused(capsys, ["flink", "run", graph_file(PAIR), "--out", str(tmp_path / "o")], "XDG_CACHE_HOME", str(blocker))
