@@ -769,6 +769,8 @@ public class FlipcheckJob {
         conf.set(CheckpointingOptions.ENABLE_UNALIGNED, mode.equals("unaligned"));
         conf.set(CheckpointingOptions.ENABLE_CHECKPOINTS_AFTER_TASKS_FINISH,
                 spec.get("checkpoints_after_tasks_finished").asBoolean());
+        // The model's failover (F1) restarts every task: Flink's "full" strategy, not "region".
+        conf.setString("jobmanager.execution.failover-strategy", "full");
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, spec.get("restart_attempts").asInt());
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
