@@ -128,8 +128,10 @@ def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobStat
         own = ("trigger-task", label[1], label[2])
     # A trigger RPC reaching a FINISHED task shows only when the coordinator learns of it: the
     # TaskExecutor's line (a vacuous observation, see :meth:`_Search.children`) may come much earlier.
-    elif kind == "receive" and label[3][0] == BARRIER:
+    elif kind == "receive" and label[3][0] == BARRIER and not _aborted(s, label[3][1]):
         own = ("barrier", label[1], label[2], label[3][1])
+    # A barrier of a checkpoint the coordinator already aborted may never show: a task notified
+    # of the abort sends a cancellation marker instead (flip147 facts §4.5); its line is vacuous.
     elif kind == "ack":
         pending = s.coordinator.pending
         t, k = label[1], label[2]
@@ -154,7 +156,7 @@ def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobStat
         lagging.append(("ended", label[1]))
     for note in notes:
         if note[0] == "snapshot":
-            lagging.append(("snapshot", note[1], note[2]))
+            (optional if _aborted(s, note[2]) else lagging).append(("snapshot", note[1], note[2]))
         elif note[0] == "completed":
             lagging.append(("completed", note[1]))
         elif note[0] == "aborted":
@@ -168,6 +170,12 @@ def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobStat
                 # declining (TaskExecutor.triggerCheckpoint: "unknown task"): no Decline line.
                 (optional if kind == "rpc" and s.tasks[t].phase == FINISHED else lagging).append(("decline", t, k))
     return own, tuple(lagging), tuple(optional)
+
+
+def _aborted(s: JobState, k: int) -> bool:
+    """The coordinator already aborted checkpoint ``k`` (it is neither pending nor completed)."""
+    c = s.coordinator
+    return k <= c.last_aborted and k != c.completed and (c.pending is None or c.pending.id != k)
 
 
 def _matches(observed: tuple, modelled: tuple) -> bool:
@@ -285,6 +293,8 @@ class _Search:
                     # The RPC reached the TaskExecutor after the task finished: logged, never
                     # delivered (flip147 facts §4.3); the model drops it at finish (J7).
                     yield d, path, current
+                if o[0] == "barrier" and _aborted(s, o[3]):
+                    yield d, path, current   # the barrier of an aborted checkpoint: see observe()
                 if o[0] == "trigger-task" and "snapshot" in self.visible and (o[2] is None or o[2] <= s.coordinator.last_id):
                     yield d, path, current   # the RPC arrived; the snapshot line will show the step
                 elif (o[0] == "trigger-task" and (s.tasks[o[1]].phase == FINISHED or closed >> o[1] & 1)

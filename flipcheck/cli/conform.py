@@ -33,12 +33,16 @@ read, the DEBUG loggers to switch on, every divergence found so far and what val
 """
 EPILOG = """\
 examples:
-  flipcheck flink run examples/graphs/flink/join.json --out run1 && \\
-      flipcheck conform --plan run1/plan.json run1/flink.log
-  flipcheck conform --plan run2/plan.json --protocol pre-flip-147 run2/flink.log
-                                          a run with --no-checkpoints-after-tasks-finished
-  flipcheck conform --json --plan plan.json log/flink-*-standalonesession-*.log log/flink-*-taskexecutor-*.log
-  flipcheck conform --plan run1/plan.json --render unexplained.svg run1/flink.log
+  flipcheck flink run examples/graphs/flink/join.json --out run1 && flipcheck conform --plan run1/plan.json run1/flink.log
+                                          a real job, then its validation (about 8 s)
+  flipcheck conform --plan tests/fixtures/flink_runs/join-race/plan.json tests/fixtures/flink_runs/join-race/flink.log
+                                          a stored real run: conforms
+  flipcheck conform --protocol pre-flip-147 --plan tests/fixtures/flink_runs/chain-flip147-off/plan.json tests/fixtures/flink_runs/chain-flip147-off/flink.log
+                                          FLIP-147 off: the model holds, the sink lost its last
+                                          records: exit 1
+  flipcheck conform --json --render behaviour.svg --plan tests/fixtures/flink_runs/union-state/plan.json tests/fixtures/flink_runs/union-state/flink.log
+  flipcheck conform --plan plan.json log/flink-*-standalonesession-*.log log/flink-*-taskexecutor-*.log
+                                          your cluster's logs (needs a running Flink job)
 
 output: a summary, or with --json one object {"conforms", "events", "checkpoints",
   "first_unexplained": {"file", "line", "event", "why"} | null, "checks": [{"name", "ok",
