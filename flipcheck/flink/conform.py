@@ -2,7 +2,7 @@
 
 :func:`conform` reads a job's REST plan (``/jobs/<id>/plan``, through
 :mod:`flipcheck.flink.import_plan`) and the Flink logs of its run (:mod:`flipcheck.flink.logs`),
-turns the log events into the observations of :mod:`flipcheck.properties.trace_validation` and
+turns the log events into the observations of :mod:`flipcheck.properties.protocol_trace_validation` and
 asks whether some behaviour of the whole-job model shows them. It adds end-to-end checks that
 read the run directly:
 
@@ -45,7 +45,7 @@ from flipcheck.flink.import_plan import PlanFormatError, import_plan
 from flipcheck.flink.logs import LogEvent, LogReading, attempt_parts, read_logs
 from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph, JobVertex
 from flipcheck.model.protocol import Job
-from flipcheck.properties.trace_validation import KINDS, Verdict, validate
+from flipcheck.properties.protocol_trace_validation import KINDS, Verdict, validate
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, protocol as protocol_named
 
 __all__ = ["Check", "Conformance", "RunDirectory", "conform", "conform_files", "model_job", "observations_of",
@@ -453,7 +453,7 @@ def render_conformance(result: Conformance, path: str) -> str:
     """Draw the behaviour found as a sequence chart (``flipcheck explore``'s), up to the first
     unexplained log event, which is the last row, outlined red."""
     from flipcheck.properties.protocol_explore import TraceStep
-    from flipcheck.properties.trace_validation import model_label, replay_behaviour
+    from flipcheck.properties.protocol_trace_validation import model_label, replay_behaviour
     from flipcheck.render.protocol import render_trace
 
     job, verdict = result.job, result.verdict

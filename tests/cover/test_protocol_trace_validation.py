@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from flipcheck.generators.protocol import EXAMPLE_GRAPHS, example_graph
 from flipcheck.model.barriers import MODES
 from flipcheck.model.protocol import Job, initial_state
-from flipcheck.properties.trace_validation import every_step, observe, validate
+from flipcheck.properties.protocol_trace_validation import every_step, observe, validate
 from flipcheck.reference_impl.protocol_variants import make_job
 
 

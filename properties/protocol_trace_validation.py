@@ -43,8 +43,8 @@ Example
 >>> from flipcheck.model.protocol import Job
 >>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), records=0,
 ...           periodic_timer=True)
->>> run = [("trigger", 1), ("ended", 0), ("trigger-task", 0, 1), ("ack", 0, 1), ("barrier", 1, 0, 1),
-...        ("ack", 1, 1), ("completed", 1), ("notify", 0, 1), ("notify", 1, 1), ("closing", 0), ("finished", 0),
+>>> run = [("trigger", 1), ("ended", 0), ("trigger-task", 0, 1), ("snapshot", 0, 1), ("ack", 0, 1),
+...        ("barrier", 1, 0, 1), ("snapshot", 1, 1), ("ack", 1, 1), ("completed", 1), ("notify", 0, 1), ("notify", 1, 1), ("closing", 0), ("finished", 0),
 ...        ("ended", 1), ("closing", 1), ("finished", 1)]
 >>> validate(job, run).conforms
 True
@@ -257,7 +257,7 @@ class _Search:
         s, waiting, optional, closed = node
         own, lagging, maybe = observe(self.job, s, label, notes, nxt)
         if own is not None and own[0] == "closing" and closed >> own[1] & 1:
-            own, closed = None, closed & ~(1 << own[1])   # its line came when it closed (§4.4)
+            own, closed = None, closed & ~(1 << own[1])   # its line came at closing (flip147 facts §4.4)
         elif own is not None and own[0] == "trigger-task" and closed >> own[1] & 1:
             return None   # the mailbox is closed: Flink declines (TASK_CLOSING); here it must finish first
         if own is not None and not self.shows(own):
