@@ -390,12 +390,12 @@ class _Search:
 
 def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | None = None, hidden=(),
              depth: int = DEFAULT_DEPTH, budget: int = DEFAULT_BUDGET, window: int = DEFAULT_WINDOW,
-             backtrack: int = DEFAULT_BACKTRACK) -> Verdict:
+             backtrack: int = DEFAULT_BACKTRACK, progress=None) -> Verdict:
     """Whether ``observations`` (in log order) are what some behaviour of ``job`` shows.
     ``visible``: the observation kinds the log can show (default: every kind); steps whose
     observation is of another kind, or a ``(kind, task)`` in ``hidden``, are silent. ``depth`` bounds the silent steps between two
     observations, ``window`` how many observations later a lagging line may come, ``budget``
-    the states searched in all.
+    the states searched in all; ``progress(i)`` is called every 1,000 observations explained.
 
     The search is breadth-first over the observations and lazy: a silent step is taken only
     when the next observation needs it. When an observation cannot be explained, the last
@@ -425,6 +425,8 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
             return Verdict(False, i, i, why, list(next(iter(frontiers[i].values()))), search.states,
                            search.states > budget)
         frontiers.append(following) if len(frontiers) == i + 1 else frontiers.__setitem__(i + 1, following)
+        if progress is not None and (i + 1) % 1_000 == 0:
+            progress(i + 1)
         if i >= backtrack:
             frontiers[i - backtrack] = {}
         i += 1

@@ -406,7 +406,7 @@ def _output_check(run: RunDirectory | None, mode: str) -> Check:
 
 
 def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL, run: RunDirectory | None = None,
-            mode: str | None = None, budget: int | None = None) -> Conformance:
+            mode: str | None = None, budget: int | None = None, progress=None) -> Conformance:
     """Validate the run the ``logs`` show against the model built from ``plan`` (and the
     ``run`` directory's flags and output); ``mode`` defaults to the run's, else aligned."""
     mode = mode or (run.mode if run is not None else "aligned")
@@ -418,6 +418,8 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     tasks = _Tasks(plan, job.graph, job)
     observed, observations, visible, hidden = observations_of(reading, tasks)
     options = {"budget": budget} if budget else {}
+    if progress is not None:
+        options["progress"] = lambda i: progress(i, len(observations))
     verdict = validate(job, observations, visible=sorted(visible & set(KINDS)), hidden=hidden, **options)
     first = None
     if verdict.first_unexplained is not None:
