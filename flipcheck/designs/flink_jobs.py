@@ -12,10 +12,10 @@ Checking a case runs it with :func:`flipcheck.flink.engine.run_graph` into a fol
 :func:`flipcheck.flink.conform.conform_files`: every check must hold; a FLIP-147-off run is
 validated against ``pre-flip-147`` and judged by the model check alone (its committed output
 loses records, the known pre-FLIP-147 data loss, recorded in the row's detail). The verdict
-is stored in the folder as ``case.json`` last, so a case already run is read back, not run
-again. A JVM that does not start, a job that times out or fails for good, and a model search
-that ran out of its state budget without another check failing are errors (one line), not
-verdicts.
+of a job that finished is stored in the folder as ``case.json``, last, so a resumed sweep reads
+it back instead of running the job again (a run that did not finish is tried again). A JVM
+that does not start, a job that times out or fails for good, and a model search that ran out
+of its state budget without another check failing are errors (one line), not verdicts.
 
 Example (no JVM: generating cases)
 -------
