@@ -123,6 +123,11 @@ def case_folder(workdir: str | Path, token: str, index: int) -> Path:
     return Path(workdir) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', token)}-{index}"
 
 
+def _fail_text(fail: FailAt | None) -> str | None:
+    """``--fail``'s own notation, VERTEX:SUBTASK@RECORD."""
+    return None if fail is None else f"{fail.vertex}:{fail.subtask}@{fail.record}"
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())[:_MESSAGE_LIMIT]
 
@@ -136,7 +141,7 @@ class FlinkJobsSpace(CaseSpace):
 
     def shape(self, case: FlinkCase) -> str:
         g = case.graph
-        fail = f" fail {case.fail.vertex}:{case.fail.subtask}@{case.fail.record}" if case.fail else ""
+        fail = f" fail {_fail_text(case.fail)}" if case.fail else ""
         flip = "" if case.flip147 else " pre-flip-147"
         return f"{len(g.vertices)}v {len(g.edges)}e {g.num_tasks}t {case.mode} r{case.records}{fail}{flip}"
 
@@ -174,10 +179,13 @@ def _stored(folder: Path, case_id: str | None) -> Outcome | None:
         saved = json.loads((folder / CASE_FILE).read_text())
     except (OSError, ValueError):
         return None
-    if case_id is None or not isinstance(saved, dict) or (saved.get("detail") or {}).get("id") != case_id:
+    try:
+        if case_id is None or saved["detail"]["id"] != case_id:
+            return None
+        return Outcome([Violation(p, m) for p, m in saved["violations"]], method="flink",
+                       error=saved["error"], detail=saved["detail"])
+    except (KeyError, TypeError, ValueError):  # damaged: run the case again
         return None
-    return Outcome([Violation(p, m) for p, m in saved["violations"]], method="flink",
-                   error=saved["error"], detail=saved["detail"])
 
 
 def _outcome_json(outcome: Outcome) -> dict:
@@ -194,7 +202,7 @@ def _run_and_conform(case: FlinkCase, folder: Path) -> Outcome:
     folder.mkdir(parents=True)
     (folder / "graph.json").write_text(json.dumps(graph_to_json(case.graph, include_states=False), indent=1) + "\n")
     detail = {"run_dir": str(folder), "flip147": case.flip147, "mode": case.mode, "records": case.records,
-              "fail": None if case.fail is None else f"{case.fail.vertex}:{case.fail.subtask}@{case.fail.record}",
+              "fail": _fail_text(case.fail),
               "status": None, "checkpoints": None, "seconds": None, "conforms": None, "first_unexplained": None}
     began = time.perf_counter()
     try:
@@ -269,9 +277,7 @@ class FlinkJobsSuite(Suite):
         return counterexample.graph.num_tasks
 
     def describe(self, counterexample: FlinkCase) -> dict:
-        options = counterexample.options()
-        options["fail"] = None if counterexample.fail is None else (
-            f"{counterexample.fail.vertex}:{counterexample.fail.subtask}@{counterexample.fail.record}")
+        options = {**counterexample.options(), "fail": _fail_text(counterexample.fail)}
         return {"graph": graph_to_json(counterexample.graph, include_states=False), **options}
 
 

@@ -103,3 +103,21 @@ def test_a_run_that_fails_is_one_error_row_not_a_crash(tmp_path, monkeypatch):
         assert json.loads(record["detail"])["status"] is None
     # Not kept as a verdict: a resumed sweep tries these cases again.
     assert list(tmp_path.glob(f"runs/*/{flink_jobs.CASE_FILE}")) == []
+
+
+@pytest.mark.parametrize("stored", ['{"violations": []', '[]', '{"violations": [], "error": null, "detail": {"id": "flink:t5:2"}}'])
+def test_a_damaged_or_foreign_case_file_is_run_again(tmp_path, monkeypatch, stored):
+    space = flink_jobs.suite.space("t5")
+    space.workdir = str(tmp_path)
+    folder = flink_jobs.case_folder(tmp_path, "t5", 1)
+    folder.mkdir(parents=True)
+    (folder / flink_jobs.CASE_FILE).write_text(stored)
+    ran = []
+
+    def record_run(graph, out, **options):
+        ran.append(out)
+        raise FlinkRunError("stopped here: the test only needs to see that the job was started")
+
+    monkeypatch.setattr(flink_jobs, "run_graph", record_run)
+    outcome = space.check(space.case(1), "flink")
+    assert ran == [folder] and outcome.error.startswith("flink run: stopped here")
