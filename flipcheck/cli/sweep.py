@@ -125,12 +125,16 @@ def _options(args, conf: dict):
         raise UsageError("give either --cases N (with --seed S) or --exhaustive")
     master = args.master or DEFAULT_MASTER
     check_master(master, conf)
-    if args.suite == "flink":
+    return master
+
+
+def _require_flink(suite: str) -> None:
+    """A missing JDK or Flink is one line before Spark starts, not an error row per case."""
+    if suite == "flink":
         from flipcheck.flink.engine import flink_lib, java_tools
 
-        java_tools()  # a missing JDK or Flink is one line before Spark starts, not an error per case
+        java_tools()
         flink_lib()
-    return master
 
 
 def spark_conf(pairs: list[str]) -> dict:
@@ -216,6 +220,7 @@ def run(args) -> int:
     conf = spark_conf(args.conf)
     master = _options(args, conf)
     spec = build_spec(args)
+    _require_flink(args.suite)
     summary = run_spec(spec, args.out, master, conf=conf)
     print_result(summary, args.out)
     return 1 if summary["violations"] or summary.get("errors") else 0

@@ -121,3 +121,26 @@ def test_a_damaged_or_foreign_case_file_is_run_again(tmp_path, monkeypatch, stor
     monkeypatch.setattr(flink_jobs, "run_graph", record_run)
     outcome = space.check(space.case(1), "flink")
     assert ran == [folder] and outcome.error.startswith("flink run: stopped here")
+
+
+def _one_error_line(argv, capsys) -> str:
+    from flipcheck.cli import main
+
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert captured.out == "" and len(lines) == 1 and "Traceback" not in captured.err, captured.err
+    return lines[0]
+
+
+def test_sweep_flink_without_a_jdk_is_one_line_before_spark_starts(capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    line = _one_error_line(["sweep", "--suite", "flink", "--cases", "2", "--out", str(tmp_path / "out")], capsys)
+    assert "java is not installed" in line and "JDK" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_sweep_flink_exhaustive_is_one_line(capsys, tmp_path):
+    line = _one_error_line(["sweep", "--suite", "flink", "--exhaustive", "--out", str(tmp_path / "out")], capsys)
+    assert "flink" in line and "exhaustive" in line
