@@ -378,16 +378,17 @@ def _liveness(job: Job, graph: StateGraph) -> list[Counterexample]:
     return found
 
 
-def replay(job: Job, labels, cycle=(), canonical_labels: bool = True) -> list[TraceStep]:
+def replay(job: Job, labels, cycle=(), canonical_labels: bool = True, steps_from=successors) -> list[TraceStep]:
     """The steps of a trace with their notes and states (``cycle`` steps marked ``loop``).
 
     The explorer stores labels of canonical states (renamed ids); they are matched here against
-    the real model's steps, so the steps returned carry real checkpoint ids."""
+    the real model's steps, so the steps returned carry real checkpoint ids. ``steps_from(job,
+    state)`` lists the steps to match (trace validation adds those past the job's end)."""
     state = initial_state(job)
     steps = []
     for loop, label in [(False, lb) for lb in labels] + [(True, lb) for lb in cycle]:
         mapping = _canonical(job, state)[1] if canonical_labels else {}
-        for candidate, nxt, notes in successors(job, state):
+        for candidate, nxt, notes in steps_from(job, state):
             if (rename_label(candidate, mapping) if mapping else candidate) == label:
                 steps.append(TraceStep(label, notes, nxt, loop))
                 state = nxt

@@ -8,7 +8,8 @@ records per source subtask, a checkpoint every 100 ms), run by
 * ``jvm_start``: launching the JVM until its MiniCluster is up (FlipcheckJob prints the moment);
 * ``job``: submission until the job ended;
 * ``total``: launching the JVM until it exited (``jvm_start`` + ``job`` + submission and
-  shutdown).
+  shutdown);
+* ``validation``: ``flipcheck conform`` of the run's log against the model.
 
 While the job runs, :func:`watch_jvm` samples the JVM's listening TCP sockets (from ``/proc``)
 and its resident memory: every address it listened on is reported (the issue asks for 127.0.0.1
@@ -145,7 +146,8 @@ def bench_flink(out: Path | None = None):
         return watch_jvm(lambda: run_graph(BENCH_GRAPH, Path(scratch)))
 
 
-def report_lines(result, watch: JvmWatch) -> list[str]:
+def report_lines(result, watch: JvmWatch, validation=None) -> list[str]:
+    """The report; ``validation``: ``(seconds, Conformance)`` of validating the run's log."""
     times = result.times
     listening = ", ".join(f"{a}:{p}" for a, p in sorted(watch.listening)) or "none seen"
     loopback = all(ipaddress.ip_address(a).is_loopback for a, _ in watch.listening)
@@ -155,6 +157,9 @@ def report_lines(result, watch: JvmWatch) -> list[str]:
         f"{'jvm start':<12} {times.jvm_start:>8.2f}  launch -> MiniCluster up",
         f"{'job':<12} {times.job:>8.2f}  submission -> job ended",
         f"{'total':<12} {times.total:>8.2f}  launch -> JVM exited",
+    ] + ([f"{'validation':<12} {validation[0]:>8.2f}  flipcheck conform: "
+          f"{'conforms' if validation[1].conforms else 'does NOT conform'} "
+          f"({len(validation[1].observations)} log events)"] if validation else []) + [
         f"job {result.status}: {result.checkpoints_completed} checkpoints completed, "
         f"{result.records_committed} records committed (exactly once: {result.records_expected})",
         f"listening: {listening} ({'loopback only' if loopback else 'NOT loopback only'}); "

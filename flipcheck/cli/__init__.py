@@ -23,6 +23,7 @@ COMMANDS = {
     "explore": "explore",
     "render": "render",
     "import-plan": "import_plan",
+    "conform": "conform",
     "flink": "flink",
     "bench": "bench",
     "verify": "verify",

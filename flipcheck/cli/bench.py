@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-HELP = "measure speed: plan algorithms, model exploration, Spark sweeps, a real Flink job"
+HELP = "measure speed: plan algorithms, model exploration, Spark sweeps, real Flink jobs and their validation"
 DESCRIPTION = """\
 Benchmarks (speed goals are measured here, never by timed tests).
 
@@ -16,8 +16,12 @@ Benchmarks (speed goals are measured here, never by timed tests).
   flipcheck bench explore   distinct states per second exploring the whole-job protocol
                             (generators/protocol.py example graphs, every mode, 0 and 1 failover)
   flipcheck bench flink     one small real Flink 2.3 job (source -> map -> two-phase-commit sink,
-                            parallelism 2): wall time split into compile, JVM start, job and
-                            total; the JVM's listening addresses and peak memory
+                            parallelism 2): wall time split into compile, JVM start, job,
+                            total and validation (conform); the JVM's listening addresses and
+                            peak memory
+  flipcheck bench conform   `flipcheck conform` on a long real log (--lines, default 100,000:
+                            a job of about 40 s), whole and cut at 1/4, 1/2 and 3/4: seconds
+                            and microseconds per line at each length (linear?)
   flipcheck bench sweep     Spark sweeps: cases per second per core of each suite, local[1] ->
                             local[2] scaling, Spark overhead against a plain loop (--budget =
                             seconds of single-core work per measurement; use 60 or more)
@@ -33,7 +37,7 @@ one is a usage error (exit 2).
 End-to-end CLI timing (parse + plan + print) is in benchmarks/plan_cli.sh.
 """
 
-TARGETS = ("plan", "barriers", "explore", "sweep", "flink")
+TARGETS = ("plan", "barriers", "explore", "sweep", "flink", "conform")
 
 
 # The options each benchmark reads; giving another is a usage error, not silently ignored.
@@ -43,8 +47,9 @@ OPTIONS = {
     "explore": ("json",),
     "sweep": ("budget", "repeat", "suites", "json"),
     "flink": ("json",),
+    "conform": ("lines", "json"),
 }
-DEFAULTS = {"algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None}
+DEFAULTS = {"algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None, "lines": 100_000}
 MAX_REPEAT = 100
 
 
@@ -60,6 +65,8 @@ def configure(parser) -> None:
     parser.add_argument("--repeat", type=bounded_int(1, MAX_REPEAT), metavar="N",
                         help="sweep: best of N runs per timing (default: 1)")
     parser.add_argument("--suites", type=name, metavar="A,B", help="sweep: comma-separated suites (default: every suite in this build)")
+    parser.add_argument("--lines", type=bounded_int(1_000, 2_000_000), metavar="N",
+                        help="conform: about how many lines the real job's log should have (default: 100,000)")
 
 
 def _check_options(args) -> None:
@@ -119,20 +126,46 @@ def _bench_flink(args) -> int:
     from flipcheck.bench.flink import bench_flink, report_lines
     from flipcheck.flink.engine import run_summary
 
-    result, watch = bench_flink()
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from flipcheck.flink.conform import conform_files
+
+    with tempfile.TemporaryDirectory(prefix="flipcheck-bench-flink-") as scratch:
+        result, watch = bench_flink(Path(scratch))
+        started = time.perf_counter()
+        conformance = conform_files(str(Path(scratch) / "plan.json"), [str(Path(scratch) / "flink.log")])
+        validation = (time.perf_counter() - started, conformance)
     if args.json:
         row = run_summary(result)
-        row.update(listening=sorted(f"{a}:{p}" for a, p in watch.listening), peak_rss_mb=round(watch.peak_rss_mb))
+        row.update(listening=sorted(f"{a}:{p}" for a, p in watch.listening), peak_rss_mb=round(watch.peak_rss_mb),
+                   validation_seconds=round(validation[0], 3), conforms=conformance.conforms)
         print(json.dumps(row))
     else:
-        print("\n".join(report_lines(result, watch)))
-    return 0 if result.status == "FINISHED" else 1
+        print("\n".join(report_lines(result, watch, validation)))
+    return 0 if result.status == "FINISHED" and conformance.conforms else 1
+
+
+def _bench_conform(args) -> int:
+    from flipcheck.bench.conform import bench_conform, report_lines
+
+    result, timings = bench_conform(args.lines)
+    if args.json:
+        for t in timings:
+            print(json.dumps({"lines": t.lines, "events": t.observations, "seconds": round(t.seconds, 3),
+                              "conforms": t.conforms}))
+    else:
+        print("\n".join(report_lines(result, timings)))
+    return 0 if timings[-1].conforms else 1
 
 
 def run(args) -> int:
     _check_options(args)
     if args.target == "flink":
         return _bench_flink(args)
+    if args.target == "conform":
+        return _bench_conform(args)
     if args.target == "barriers":
         return _bench_barriers(args)
     if args.target == "explore":

@@ -17,18 +17,23 @@ A tour of flipcheck on local Spark (one embedded session, nothing to start):
   2. an exhaustive sweep of the plan: every job graph with <= 4 vertices and parallelism <= 2
      (each DAG shape once up to isomorphism, both values of checkpoints_after_tasks_finished),
      proved equal to the spec for every RUNNING/FINISHED state assignment;
-  3. z3 proofs of Flink's plan calculator on the example graphs (when z3 is available).
+  3. z3 proofs of Flink's plan calculator on the example graphs (when z3 is available);
+  4. the real engine: a join of two sources of different lengths runs on Flink 2.3 (a local
+     MiniCluster flipcheck starts, every port on 127.0.0.1), and its log is validated against
+     the whole-job model (`flipcheck conform`), the behaviour found drawn as a sequence chart.
 
 Output goes to --out (default out/demo): sweep/ and exhaustive/ hold the sweeps (Parquet,
-summary.json, counterexamples/, report.html). The last line is the path of the main report.
+summary.json, counterexamples/, report.html); flink/ the real run (flink.log, plan.json,
+output/, run.json) and behaviour.svg. The last line is the path of the main report.
 """
 EPILOG = """\
 examples:
   flipcheck demo                                  what `make demo` runs (about 3 minutes on 2 cores)
   flipcheck demo --cases 20000 --out /tmp/demo    a quicker tour
 
-exit codes: 0 the engines show no violation and the seed's algorithm is caught and drawn in every
-suite, 1 otherwise, 2 bad option or graphviz's dot missing (checked before any work).
+exit codes: 0 the engines show no violation, the seed's algorithm is caught and drawn in every
+suite and the real Flink run conforms, 1 otherwise, 2 bad option, or graphviz's dot, a JDK or the
+flink extra missing (checked before any work).
 """
 
 # The seed's second Appendix algorithm as written, per suite: the buggy design the demo must catch
@@ -99,6 +104,9 @@ def run(args) -> int:
     if find_program("dot") is None:
         # The demo's point is its pictures: say what is missing before minutes of sweeping.
         raise UsageError(missing_program_message("dot"))
+    from flipcheck.flink.engine import flink_lib, java_tools
+
+    java_tools(), flink_lib()  # the real-engine step needs both: say so before the sweeps
     suites = [name for name in available_designs() if name in FLIP147_SUITES]
     try:
         random_spec = plan_sweep(suites, None, cases=args.cases, seed=args.seed,
@@ -137,12 +145,16 @@ def run(args) -> int:
     proved = _prove_examples(say)
     clock.lap("z3 proofs")
 
+    say("\n4. real Flink 2.3: a join of two sources of different lengths, validated against the model")
+    conforms = _real_flink(say, out / "flink")
+    clock.lap("real Flink job and validation")
+
     engines = {(name, get_suite(name).engine) for name in suites}
     engine_violations = sum(t["violations"] for t in random_summary["targets"] if (t["suite"], t["algorithm"]) in engines)
     seeds = [t for t in random_summary["targets"] if SEED_ALGORITHMS.get(t["suite"]) == t["algorithm"]]
     caught = all(t["violations"] for t in seeds)
     drawn = _say_pictures(say, [(sweep_dir, random_summary), (exhaustive_dir, exhaustive_summary)])
-    ok = engine_violations == 0 and caught and exhaustive_summary["violations"] == 0 and proved and drawn
+    ok = engine_violations == 0 and caught and exhaustive_summary["violations"] == 0 and proved and drawn and conforms
     verdicts = ", ".join(f"{t['suite']}/{t['algorithm']}: {'caught' if t['violations'] else 'NOT caught'}" for t in seeds)
     say(f"\nengines: {engine_violations} violations; {verdicts}; "
         f"exhaustive: {exhaustive_summary['violations']} violations")
@@ -151,6 +163,29 @@ def run(args) -> int:
     say(f"report: {(sweep_dir / 'report.html').resolve()}")
     sys.stdout.flush()
     return 0 if ok else 1
+
+
+def _real_flink(say, out) -> bool:
+    """Run the conformance suite's join on a local MiniCluster, validate its log, draw the behaviour."""
+    import shutil
+
+    from flipcheck.flink.conform import render_conformance
+    from flipcheck.flink.suite import case_named, run_case
+
+    shutil.rmtree(out, ignore_errors=True)
+    result, conformance = run_case(case_named("join-aligned"), out)
+    say(f"   job {result.job_id} {result.status}: {result.checkpoints_completed} checkpoints completed, "
+        f"{result.records_committed} of {result.records_expected} records committed, {result.seconds:.1f} s")
+    say(f"   {'conforms' if conformance.conforms else 'does NOT conform'}: {len(conformance.observations)} log events "
+        f"explained by the {conformance.job.protocol.name} model ({conformance.verdict.states:,} states searched)")
+    for check in conformance.checks:
+        say(f"   {'ok  ' if check.ok else 'FAIL'} {check.name:<17} {check.detail}")
+    if conformance.first_unexplained is not None:
+        first = conformance.first_unexplained
+        say(f"   first unexplained: {first['file']}:{first['line']}: {first['event']} -- {first['why']}")
+    picture = render_conformance(conformance, str(out / "behaviour.svg"))
+    say(f"   behaviour found: {picture}")
+    return conformance.conforms
 
 
 class _PhaseClock:

@@ -2,7 +2,7 @@
 
 :func:`conform` reads a job's REST plan (``/jobs/<id>/plan``, through
 :mod:`flipcheck.flink.import_plan`) and the Flink logs of its run (:mod:`flipcheck.flink.logs`),
-turns the log events into the observations of :mod:`flipcheck.properties.trace_validation` and
+turns the log events into the observations of :mod:`flipcheck.properties.protocol_trace_validation` and
 asks whether some behaviour of the whole-job model shows them. It adds end-to-end checks that
 read the run directly:
 
@@ -25,7 +25,8 @@ another cluster is validated with plain vertices.
 
 Example
 -------
->>> result = conform_files("tests/fixtures/flink_runs/join/plan.json", ["tests/fixtures/flink_runs/join/flink.log"])
+>>> result = conform_files("tests/fixtures/flink_runs/join-failover/plan.json",
+...                        ["tests/fixtures/flink_runs/join-failover/flink.log"])
 >>> result.conforms, result.first_unexplained, [check.name for check in result.checks if not check.ok]
 (True, None, [])
 """
@@ -44,17 +45,17 @@ from flipcheck.flink.import_plan import PlanFormatError, import_plan
 from flipcheck.flink.logs import LogEvent, LogReading, attempt_parts, read_logs
 from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph, JobVertex
 from flipcheck.model.protocol import Job
-from flipcheck.properties.trace_validation import KINDS, Verdict, validate
+from flipcheck.properties.protocol_trace_validation import KINDS, Verdict, validate
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, protocol as protocol_named
 
 __all__ = ["Check", "Conformance", "RunDirectory", "conform", "conform_files", "model_job", "observations_of",
-           "read_run_directory", "FLAG_KEYS"]
+           "read_run_directory", "render_conformance", "FLAG_KEYS"]
 
 # The vertex flags a run's job graph lends the plan's vertices (the plan cannot show them).
 FLAG_KEYS = ("union_list_state", "two_phase_commit_sink", "sink_v2")
 # Log kinds only DEBUG shows: visible to the validation only when the log has one of them.
 # Log kinds that name a task by its name, not its attempt id.
-_BY_NAME = {"task-ended": "ended", "operators-finished": "closing"}
+_BY_NAME = {"task-ended": "ended", "operators-finished": "closing", "checkpoint-started": "snapshot"}
 _DEBUG_KINDS = {"trigger-task": "trigger-task", "trigger-unknown": "trigger-task", "barrier": "barrier", "ack": "ack", "notify-complete": "notify"}
 
 
@@ -236,7 +237,8 @@ def observations_of(reading: LogReading, tasks: _Tasks) -> tuple[list, list, set
             visible.add(_BY_NAME[e.kind])
             t = tasks.task(tasks.by_name.get(e.detail))
             if t is not None:
-                observed.append(((_BY_NAME[e.kind], t), e))
+                o = (_BY_NAME[e.kind], t) + ((e.checkpoint,) if e.kind == "checkpoint-started" else ())
+                observed.append((o, e))
             continue
         t = tasks.task(e.task)
         k = e.checkpoint
@@ -294,9 +296,13 @@ def _name_with_subtask(tasks: _Tasks, t: int) -> str | None:
 
 
 def _plan_check(reading: LogReading, tasks: _Tasks, spec: Job) -> Check:
-    """The tasks each checkpoint was triggered on, against the spec plan on the JobManager's view."""
+    """The tasks each checkpoint was triggered on, against the spec plan on the JobManager's
+    view. The coordinator computes the plan before it logs the trigger (flip147 facts §4.1), so
+    any view it held since the previous trigger may be the one: the FINISHED switches logged
+    in between."""
     view, last = 0, 0
-    planned: dict[int, int] = {}
+    views: list = [0]                  # the views since the previous trigger line
+    planned: dict[int, set] = {}
     triggered: dict[int, int] = {}
     shown = False
     for e in reading.events:
@@ -304,30 +310,32 @@ def _plan_check(reading: LogReading, tasks: _Tasks, spec: Job) -> Check:
         if e.kind == "execution-state" and t is not None:
             if e.detail.endswith(" to FINISHED"):
                 view |= 1 << t
+                views.append(view)
             elif e.detail.endswith(" to FAILED") or e.detail.endswith(" to CANCELED"):
-                view = 0   # F1: the restarted tasks run again
+                view, views = 0, [0]   # F1: the restarted tasks run again
         elif e.kind == "trigger":
-            plan = spec.plan(view)
-            planned[e.checkpoint] = plan[0] if isinstance(plan, tuple) else 0
-            last = e.checkpoint
+            plans = {spec.plan(v) for v in views}
+            planned[e.checkpoint] = {plan[0] if isinstance(plan, tuple) else 0 for plan in plans}
+            last, views = e.checkpoint, [view]
         elif e.kind in ("trigger-task", "trigger-unknown") and t is not None:
             shown = True
             k = e.checkpoint if e.kind == "trigger-task" else last   # "unknown task" names no id
             triggered[k] = triggered.get(k, 0) | 1 << t
     if not shown:
         return Check("trigger-plan", True, "not checked: the log has no TaskExecutor DEBUG trigger lines")
-    names = lambda mask: sorted(spec.name(u) for u in range(len(spec.tasks)) if mask >> u & 1)  # noqa: E731
+    names = lambda mask: ", ".join(sorted(spec.name(u) for u in range(len(spec.tasks)) if mask >> u & 1))  # noqa: E731
     for k in sorted(planned):
-        if k in triggered and triggered[k] != planned[k]:
-            return Check("trigger-plan", False, f"checkpoint {k}: Flink triggered {', '.join(names(triggered[k]))}; "
-                                                f"the spec plan triggers {', '.join(names(planned[k]))}")
+        if k in triggered and triggered[k] not in planned[k]:
+            return Check("trigger-plan", False, f"checkpoint {k}: Flink triggered {names(triggered[k])}; the spec plan "
+                                                f"triggers {' or '.join(names(m) for m in sorted(planned[k]))}")
     both = sum(1 for k in planned if k in triggered)
     return Check("trigger-plan", True, f"{both} checkpoints: the triggered tasks equal the spec plan on the view")
 
 
 def _final_checkpoint_check(observed: list, job: Job) -> Check:
     """FLIP-147: a task switches to FINISHED only after a completed checkpoint it took part in
-    was confirmed to it."""
+    was confirmed to it; for a source, one it acknowledged after its end of data (its final
+    checkpoint: the source's ``Finished task`` line is its end of data, flip147 facts §4.4)."""
     if not job.after_finished:
         return Check("final-checkpoint", True, "not checked: FLIP-147 is off, tasks finish without a final checkpoint")
     kinds = {o[0] for o, _ in observed}
@@ -337,7 +345,9 @@ def _final_checkpoint_check(observed: list, job: Job) -> Check:
     confirmed: dict[int, bool] = {}
     finished = 0
     for o, e in observed:
-        if o[0] == "ack":
+        if o[0] == "ended" and job.tasks[o[1]].is_source:
+            acked[o[1]], confirmed[o[1]] = set(), False   # only checkpoints after its end of data count
+        elif o[0] == "ack":
             acked.setdefault(o[1], set()).add(o[2])
         elif o[0] == "notify" and o[2] in acked.get(o[1], ()):
             confirmed[o[1]] = True
@@ -346,7 +356,8 @@ def _final_checkpoint_check(observed: list, job: Job) -> Check:
         elif o[0] == "finished":
             if not confirmed.get(o[1]):
                 return Check("final-checkpoint", False, f"{job.name(o[1])} switched to FINISHED ({e.file}:{e.line}) "
-                                                         "before any checkpoint it acknowledged was confirmed to it")
+                                                         "before a checkpoint it acknowledged (a source: after its end "
+                                                         "of data) was confirmed to it")
             finished += 1
     return Check("final-checkpoint", True, f"{finished} tasks finished, each after a confirmed checkpoint it took part in")
 
@@ -436,6 +447,32 @@ def _event_text(e: LogEvent) -> str:
     if e.detail:
         parts.append(e.detail)
     return (" " + ", ".join(parts)) if parts else ""
+
+
+def render_conformance(result: Conformance, path: str) -> str:
+    """Draw the behaviour found as a sequence chart (``flipcheck explore``'s), up to the first
+    unexplained log event, which is the last row, outlined red."""
+    from flipcheck.properties.protocol_explore import TraceStep
+    from flipcheck.properties.protocol_trace_validation import model_label, replay_behaviour
+    from flipcheck.render.protocol import render_trace
+
+    job, verdict = result.job, result.verdict
+    steps = replay_behaviour(job, verdict.behaviour)
+    first = result.first_unexplained
+    if first is None:
+        title = f"conforms: {len(result.observations):,} log events explained by the {job.protocol.name} model"
+        subtitle = ""
+    else:
+        title = f"first unexplained: {first['file']}:{first['line']}: {first['event']}"
+        subtitle = f"why: {first['why']}"
+        if verdict.first_unexplained is not None:
+            o, _ = result.observations[verdict.first_unexplained]
+            state = steps[-1].state if steps else None
+            if state is not None or not steps:
+                from flipcheck.model.protocol import initial_state
+
+                steps.append(TraceStep(model_label(o), (), state or initial_state(job), False))
+    return render_trace(job, steps, path, title, subtitle)
 
 
 def conform_files(plan_path: str, logs: Sequence[str], **options: Any) -> Conformance:

@@ -94,6 +94,9 @@ PATTERNS = (
     Pattern("task-ended", "StreamTask", "DEBUG",
             re.compile(r"^Finished task (?P<name>.+)$"),
             "StreamTask.afterInvoke: the task's input ended (a source: its data)"),
+    Pattern("checkpoint-started", "StreamTask", "DEBUG",
+            re.compile(r"^Starting checkpoint (?P<checkpoint>\d+) \S.* on task (?P<name>.+)$"),
+            "StreamTask.performCheckpoint: the task takes its snapshot"),
     Pattern("operators-finished", "StreamTask", "DEBUG",
             re.compile(r"^Finished operators for task (?P<name>.+)$"),
             "StreamTask.afterInvoke: the task's operators finished, it closes"),
@@ -163,7 +166,7 @@ def _event(file: str, number: int, time: str, logger: str, message: str, more: l
             detail = f"gate {groups['gate']} channel {groups['channel']}"
         elif pattern.kind in ("task-state", "execution-state"):
             detail = f"{groups['name']}: {detail}"
-        elif pattern.kind in ("task-ended", "operators-finished"):
+        elif pattern.kind in ("task-ended", "operators-finished", "checkpoint-started"):
             detail = groups["name"]   # "<task name> (<subtask>/<parallelism>)#<attempt>": no attempt id
         elif pattern.kind == "decline":
             reasons = [r.group(1) for r in map(_DECLINE_REASON.search, more) if r]

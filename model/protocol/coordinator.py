@@ -106,7 +106,7 @@ def suspend_at_job_end(job: Job, s: JobState) -> Steps:
     """C8: once every task FINISHED the job leaves RUNNING, the scheduler stops and a checkpoint
     still pending is aborted (flip147 facts §4.2: ``stopCheckpointScheduler``,
     ``CHECKPOINT_COORDINATOR_SUSPEND``). Not among the job's actions: an exploration ends with
-    the job; trace validation (:mod:`flipcheck.properties.trace_validation`) reads it past the end."""
+    the job; trace validation (:mod:`flipcheck.properties.protocol_trace_validation`) reads it past the end."""
     c = s.coordinator
     if c.pending is None or any(ts.phase != FINISHED for ts in s.tasks):
         return []

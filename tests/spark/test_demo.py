@@ -1,11 +1,11 @@
-"""`flipcheck demo` (what `make demo` runs): engines clean, the seed's algorithm caught and drawn in plan and protocol, report path printed."""
+"""`flipcheck demo` (what `make demo` runs): engines clean, the seed's algorithm caught and drawn in plan and protocol, a real Flink job validated, report path printed."""
 
 import subprocess
 from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.flink]
 
 
 def test_demo_sweeps_every_suite_catches_wiki_b_and_prints_the_report(tmp_path, flipcheck_cli, cli_env):
@@ -28,3 +28,6 @@ def test_demo_sweeps_every_suite_catches_wiki_b_and_prints_the_report(tmp_path, 
     assert len(listed) >= 2 and all(p.is_absolute() and p.read_text().lstrip().startswith(("<?xml", "<svg"))
                                     for p in listed)
     assert "NOT DRAWN" not in result.stdout and any(line.startswith("time: Spark start") for line in lines)
+    # The real engine: one Flink 2.3 job, its log validated against the model and drawn.
+    assert "4. real Flink 2.3" in result.stdout and "   conforms: " in result.stdout
+    assert (tmp_path / "flink" / "flink.log").exists() and (tmp_path / "flink" / "behaviour.svg").exists()

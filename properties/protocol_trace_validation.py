@@ -22,9 +22,10 @@ checkpoint id::
     ("failed", k)              k was aborted                                      C5/F1
     ("finished", t)            t switched to FINISHED                             J7
     ("ended", t)               a source ended its data; a task with inputs, its input   J1/J3
+    ("snapshot", t, k)         t took its snapshot of k                           J5
 
 The first eight are a step's *own* observation: the log line is written where the step
-happens (a message is received). The last five *lag*: they are written by whoever learns of the
+happens (a message is received). The last six *lag*: they are written by whoever learns of the
 step later, so the log may show them after observations of later steps (a decline travels to
 the coordinator; a task switches to FINISHED only after its mailbox closed, and an RPC arriving
 in between is declined as ``CHECKPOINT_DECLINED_TASK_CLOSING``: ``Task.triggerCheckpointBarrier``).
@@ -42,8 +43,8 @@ Example
 >>> from flipcheck.model.protocol import Job
 >>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), records=0,
 ...           periodic_timer=True)
->>> run = [("trigger", 1), ("ended", 0), ("trigger-task", 0, 1), ("ack", 0, 1), ("barrier", 1, 0, 1),
-...        ("ack", 1, 1), ("completed", 1), ("notify", 0, 1), ("notify", 1, 1), ("closing", 0), ("finished", 0),
+>>> run = [("trigger", 1), ("ended", 0), ("trigger-task", 0, 1), ("snapshot", 0, 1), ("ack", 0, 1),
+...        ("barrier", 1, 0, 1), ("snapshot", 1, 1), ("ack", 1, 1), ("completed", 1), ("notify", 0, 1), ("notify", 1, 1), ("closing", 0), ("finished", 0),
 ...        ("ended", 1), ("closing", 1), ("finished", 1)]
 >>> validate(job, run).conforms
 True
@@ -65,18 +66,22 @@ from flipcheck.model.protocol.coordinator import (
 )
 from flipcheck.model.protocol.failover import failover
 from flipcheck.model.protocol.state import BARRIER, DATA, EOD, EOP
-from flipcheck.model.protocol.tasks import finish, may_finish, receive, receive_notification, receive_trigger_rpc
+from flipcheck.model.protocol.tasks import end_of_data, finish, may_finish, receive, receive_notification, receive_trigger_rpc
 
-__all__ = ["OWN_KINDS", "LAGGING_KINDS", "KINDS", "Verdict", "observe", "validate", "MAX_WAITING"]
+__all__ = ["OWN_KINDS", "LAGGING_KINDS", "KINDS", "Verdict", "observe", "validate", "every_step", "replay_behaviour",
+           "model_label", "MAX_WAITING"]
 
 OWN_KINDS = ("trigger", "trigger-task", "barrier", "ack", "notify", "reported", "failover", "closing")
-LAGGING_KINDS = ("decline", "completed", "failed", "finished", "ended")
+LAGGING_KINDS = ("decline", "completed", "failed", "finished", "ended", "snapshot")
 KINDS = OWN_KINDS + LAGGING_KINDS
 
 # Own observations whose line may come after the step: the coordinator logs an acknowledgement
 # when it processes it, and the task may meanwhile finish and send EndOfPartition downstream
-# (J7 waits for the acknowledgement to be sent, flip147 facts §4.4, not received).
-_EARLY_KINDS = ("ack",)
+# (J7 waits for the acknowledgement to be sent, flip147 facts §4.4, not received); it logs a
+# trigger once the checkpoint id is drawn, after the plan was computed (flip147 facts §4.1).
+_EARLY_KINDS = ("ack", "trigger")
+# A trigger logged within this many observations may have computed its plan before them.
+EARLY_TRIGGER = 4
 # Messages a task may be taken to have received early (:meth:`_Search.eager`).
 _EAGER_MESSAGES = (DATA, EOD, EOP)
 # At most this many lagging observations may wait for their log line at once (a bound of the
@@ -123,8 +128,10 @@ def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobStat
         own = ("trigger-task", label[1], label[2])
     # A trigger RPC reaching a FINISHED task shows only when the coordinator learns of it: the
     # TaskExecutor's line (a vacuous observation, see :meth:`_Search.children`) may come much earlier.
-    elif kind == "receive" and label[3][0] == BARRIER:
+    elif kind == "receive" and label[3][0] == BARRIER and not _aborted(s, label[3][1]):
         own = ("barrier", label[1], label[2], label[3][1])
+    # A barrier of a checkpoint the coordinator already aborted may never show: a task notified
+    # of the abort sends a cancellation marker instead (flip147 facts §4.5); its line is vacuous.
     elif kind == "ack":
         pending = s.coordinator.pending
         t, k = label[1], label[2]
@@ -148,7 +155,9 @@ def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobStat
         # END_OF_INPUT): both end the task's mailbox loop.
         lagging.append(("ended", label[1]))
     for note in notes:
-        if note[0] == "completed":
+        if note[0] == "snapshot":
+            (optional if _aborted(s, note[2]) else lagging).append(("snapshot", note[1], note[2]))
+        elif note[0] == "completed":
             lagging.append(("completed", note[1]))
         elif note[0] == "aborted":
             k, reason, t = note[1], note[2], note[3]
@@ -161,6 +170,12 @@ def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobStat
                 # declining (TaskExecutor.triggerCheckpoint: "unknown task"): no Decline line.
                 (optional if kind == "rpc" and s.tasks[t].phase == FINISHED else lagging).append(("decline", t, k))
     return own, tuple(lagging), tuple(optional)
+
+
+def _aborted(s: JobState, k: int) -> bool:
+    """The coordinator already aborted checkpoint ``k`` (it is neither pending nor completed)."""
+    c = s.coordinator
+    return k <= c.last_aborted and k != c.completed and (c.pending is None or c.pending.id != k)
 
 
 def _matches(observed: tuple, modelled: tuple) -> bool:
@@ -242,10 +257,15 @@ class _Search:
         s, waiting, optional, closed = node
         own, lagging, maybe = observe(self.job, s, label, notes, nxt)
         if own is not None and own[0] == "closing" and closed >> own[1] & 1:
-            own, closed = None, closed & ~(1 << own[1])   # its line came when it closed (§4.4)
+            own, closed = None, closed & ~(1 << own[1])   # its line came at closing (flip147 facts §4.4)
         elif own is not None and own[0] == "trigger-task" and closed >> own[1] & 1:
             return None   # the mailbox is closed: Flink declines (TASK_CLOSING); here it must finish first
         if own is not None and not self.shows(own):
+            own = None
+        elif own is not None and own[0] == "trigger-task" and "snapshot" in self.visible:
+            # With the task's own "Starting checkpoint" line in the log, that line is the step
+            # (a source takes its snapshot in its mailbox, perhaps after its data ended); the
+            # TaskExecutor's line only says the RPC arrived.
             own = None
         if not self._soon(lagging, i):
             return None
@@ -273,7 +293,11 @@ class _Search:
                     # The RPC reached the TaskExecutor after the task finished: logged, never
                     # delivered (flip147 facts §4.3); the model drops it at finish (J7).
                     yield d, path, current
-                if (o[0] == "trigger-task" and (s.tasks[o[1]].phase == FINISHED or closed >> o[1] & 1)
+                if o[0] == "barrier" and _aborted(s, o[3]):
+                    yield d, path, current   # the barrier of an aborted checkpoint: see observe()
+                if o[0] == "trigger-task" and "snapshot" in self.visible and (o[2] is None or o[2] <= s.coordinator.last_id):
+                    yield d, path, current   # the RPC arrived; the snapshot line will show the step
+                elif (o[0] == "trigger-task" and (s.tasks[o[1]].phase == FINISHED or closed >> o[1] & 1)
                         and (o[2] is None or o[2] in s.rpcs[o[1]])):
                     # The RPC reached a closing or finished task (flip147 facts §4.3): it is
                     # declined, or fails, when the coordinator hears of it (the silent rpc step).
@@ -306,16 +330,18 @@ class _Search:
 
     def eager(self, node: tuple, i: int) -> tuple:
         """``node`` after every EndOfData, EndOfPartition and record at the head of a channel was
-        received (silent steps that only make a task's finishing possible sooner), and the steps."""
+        received, every source whose end-of-input line comes soon ended its data (silent steps
+        that only make a task's finishing possible sooner), and a trigger logged within
+        :data:`EARLY_TRIGGER` observations was started (its plan was computed before the lines
+        in between, flip147 facts §4.1); and the steps taken."""
         steps: list = []
         changed = True
         while changed:
             changed = False
             for t, info in enumerate(self.job.tasks):
-                if info.is_source:
-                    continue
-                for label, step in receive(self.job, node[0], t):
-                    if label[3][0] not in _EAGER_MESSAGES:
+                actions = end_of_data(self.job, node[0], t) if info.is_source else receive(self.job, node[0], t)
+                for label, step in actions:
+                    if label[0] == "receive" and label[3][0] not in _EAGER_MESSAGES:
                         continue
                     after = self._step(node, label, step.freeze(), tuple(step.notes), i)
                     if after is not None and after[0] is None:
@@ -323,12 +349,20 @@ class _Search:
                         steps.append(label)
                         changed = True
                         break
+        soon = self.observations[i + 1:i + EARLY_TRIGGER]
+        if self.observations[i][0] != "trigger" and any(o[0] == "trigger" for o in soon):
+            for label, step in trigger(self.job, node[0]):
+                after = self._step(node, label, step.freeze(), tuple(step.notes), i)
+                if after is not None and after[0] is not None and after[0] in soon:
+                    s, waiting, optional, closed = after[1]
+                    node = (s, _add(waiting, (after[0],), self.shows), optional, closed)
+                    steps.append(label)
         return node, tuple(steps)
 
     def expand(self, frontier: dict, i: int, lazy: bool) -> dict:
         """The nodes explaining observation ``i`` from ``frontier`` (node -> behaviour). ``lazy``:
-        only those with the fewest silent steps before it (a silent step that can wait, waits)."""
-        best = self.depth + 1
+        from each node only the ways with the fewest silent steps (a silent step that can wait,
+        waits); each node's eager variant (:meth:`eager`) is a node of its own."""
         found: dict = {}
         starts: dict = {}
         for node, path in frontier.items():
@@ -338,24 +372,20 @@ class _Search:
             eager, steps = self.eager(node, i)
             starts.setdefault(eager, path + steps)
         for node, path in starts.items():
+            best = None
             for d, steps, nxt in self.children(node, i):
-                if lazy and d > best:
+                if lazy and best is not None and d > best:
                     break
-                if lazy and d < best:
-                    best, found = d, {}
+                best = d
                 if nxt not in found:
                     found[nxt] = path + steps
                 if len(found) >= MAX_FRONTIER or self.states > self.budget:
                     return found
         return found
+        return found
 
     def _silent_steps(self, s: JobState) -> Iterator[tuple]:
-        yield from successors(self.job, s)
-        if all(ts.phase == FINISHED for ts in s.tasks):
-            # The job ended: reports of FINISHED still reach the coordinator (C1), which
-            # suspends and aborts the pending checkpoint (C8).
-            for label, step in receive_finished_reports(self.job, s) + suspend_at_job_end(self.job, s):
-                yield label, step.freeze(), tuple(step.notes)
+        return every_step(self.job, s)
 
 
 def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | None = None, hidden=(),
@@ -408,11 +438,50 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
     return Verdict(False, len(observations), None, why, list(next(iter(frontier.values()))), search.states)
 
 
+def every_step(job: Job, s: JobState) -> Iterator[tuple]:
+    """The model's steps from ``s`` (:func:`~flipcheck.model.protocol.successors`), and past the
+    job's end what still reaches the coordinator: FINISHED reports (C1) and its suspension (C8)."""
+    yield from successors(job, s)
+    if all(ts.phase == FINISHED for ts in s.tasks):
+        for label, step in receive_finished_reports(job, s) + suspend_at_job_end(job, s):
+            yield label, step.freeze(), tuple(step.notes)
+
+
+def replay_behaviour(job: Job, labels: Sequence[tuple]) -> list:
+    """The steps (:class:`~flipcheck.properties.protocol_explore.TraceStep`) of a behaviour a
+    :class:`Verdict` found, with their notes and states, for the sequence chart."""
+    from flipcheck.properties.protocol_explore import replay
+
+    return replay(job, labels, canonical_labels=False, steps_from=every_step)
+
+
 def _ready_to_close(job: Job, s: JobState, t: int) -> bool:
     """J7 holds for ``t`` but for its pending checkpoints (Flink waits for those after closing)."""
     ts = s.tasks[t]
     idle = ts._replace(outbox=(), snapshot=None)
     return may_finish(job, s._replace(tasks=s.tasks[:t] + (idle,) + s.tasks[t + 1:]), t)
+
+
+def model_label(o: tuple) -> tuple:
+    """The model step label an observation stands for (the step it would be, or cause)."""
+    kind = o[0]
+    if kind == "trigger":
+        return ("trigger", o[1])
+    if kind in ("trigger-task", "decline"):
+        return ("rpc", o[1], o[2])
+    if kind == "barrier":
+        return ("receive", o[1], o[2] if o[2] is not None else 0, (BARRIER, o[3]))
+    if kind in ("ack", "notify"):
+        return (kind, o[1], o[2])
+    if kind == "reported":
+        return ("report-finished", o[1])
+    if kind in ("closing", "finished"):
+        return ("finish", o[1])
+    if kind == "ended":
+        return ("end-of-data", o[1])
+    if kind == "snapshot":
+        return ("rpc", o[1], o[2])
+    return (kind,) + tuple(o[1:])
 
 
 def _name(job: Job, t: int) -> str:
@@ -472,6 +541,8 @@ def explain(job: Job, states: Sequence[JobState], o: tuple) -> str:
         return f"C4/C5/J6: {who} has no reason to decline checkpoint {o[2]} here"
     if kind in ("finished", "closing"):
         return "J7: " + _why_not_finish(job, s, t)
+    if kind == "snapshot":
+        return f"J5: {who} has no trigger RPC or barrier of checkpoint {o[2]} that would make it take a snapshot here"
     if kind == "ended":
         return f"J1/J3: {who} cannot end its input here (a task with inputs needs EndOfPartition on every input)"
     return f"unknown observation {o!r}"
@@ -487,8 +558,9 @@ def _why_not_finish(job: Job, s: JobState, t: int) -> str:
         return f"{who} may not finish yet: it has not reached end of data"
     if ts.phase == END_OF_DATA and job.after_finished:
         if not (ts.final_min and ts.notified >= ts.final_min):
-            final = ts.final_min or "its final checkpoint"
-            return f"{who} may not finish before its final checkpoint ({final}) completed and it was notified"
+            final = (f"its final checkpoint {ts.final_min}" if ts.final_min
+                     else "a checkpoint taken after its end of data (its final checkpoint)")
+            return f"{who} may not finish before {final} completed and it was notified"
         if ts.outbox or ts.snapshot is not None:
             return f"{who} may not finish while a checkpoint of it is pending"
         return f"{who} may not finish before every downstream acknowledged its EndOfData"

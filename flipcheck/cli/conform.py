@@ -1,0 +1,98 @@
+"""``flipcheck conform``: does a real Flink run, read from its logs, conform to the model?"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+HELP = "validate a real Flink run's logs against the whole-job model (trace validation)"
+DESCRIPTION = """\
+Read Flink's own logs of one job (JobManager and TaskManager files, Flink's default log4j layout,
+in any order) and the job's plan as the REST API gives it (GET /jobs/<id>/plan), and decide
+whether the run is a behaviour of flipcheck's whole-job model (model/protocol, FLIP-147).
+
+Trace validation, as in the TLA+ trace-validation work and CCF's CI: every checkpoint event the
+logs show (triggers, trigger RPCs, barriers, acknowledgements, declines, completions, failures,
+notifications, end of input, closing, FINISHED switches and reports, failover) is matched to a
+model step; the steps the logs cannot show (records, EndOfData and EndOfPartition in channels) are
+filled in by a bounded search between events. Runs are not repeatable, so nothing is compared
+with one expected trace: the search looks for any behaviour of the model that shows the log.
+
+Besides the model, end-to-end checks read the run directly:
+  trigger-plan      the tasks each checkpoint was triggered on = the spec plan on the
+                    coordinator's view at that moment (needs TaskExecutor DEBUG lines)
+  final-checkpoint  no task FINISHED before a checkpoint it acknowledged was confirmed to it
+  ids-in-order      checkpoints triggered one by one, completed in increasing order
+  committed-output  every source record committed exactly once (at least once in
+                    at-least-once mode): read from a `flipcheck flink run` directory
+
+Next to a plan written by `flipcheck flink run`, conform also reads spec.json and run.json (the
+mode, each vertex's sink and union-list-state flags) and output/ (the committed records). A plan
+from any other cluster is validated with plain vertices. docs/conformance.md lists the log lines
+read, the DEBUG loggers to switch on, every divergence found so far and what validation cannot see.
+"""
+EPILOG = """\
+examples:
+  flipcheck flink run examples/graphs/flink/join.json --out run1 && flipcheck conform --plan run1/plan.json run1/flink.log
+                                          a real job, then its validation (about 8 s)
+  flipcheck conform --plan tests/fixtures/flink_runs/join-race/plan.json tests/fixtures/flink_runs/join-race/flink.log
+                                          a stored real run: conforms
+  flipcheck conform --protocol pre-flip-147 --plan tests/fixtures/flink_runs/chain-flip147-off/plan.json tests/fixtures/flink_runs/chain-flip147-off/flink.log
+                                          FLIP-147 off: the model holds, the sink lost its last
+                                          records: exit 1
+  flipcheck conform --json --render behaviour.svg --plan tests/fixtures/flink_runs/union-state/plan.json tests/fixtures/flink_runs/union-state/flink.log
+  flipcheck conform --plan plan.json log/flink-*-standalonesession-*.log log/flink-*-taskexecutor-*.log
+                                          your cluster's logs (needs a running Flink job)
+
+output: a summary, or with --json one object {"conforms", "events", "checkpoints",
+  "first_unexplained": {"file", "line", "event", "why"} | null, "checks": [{"name", "ok",
+  "detail"}]}. --render draws the behaviour found as a sequence chart, up to the first event no
+  behaviour explains (outlined red).
+
+exit codes: 0 the run conforms and every check holds; 1 it does not (the first unexplained event
+  and the failing checks say why); 2 an unreadable log or plan, or a bad option (one line).
+"""
+
+
+def configure(parser) -> None:
+    from flipcheck.cli.types import bounded_int
+    from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS
+
+    parser.add_argument("logs", nargs="+", metavar="LOG", help="Flink log files (JobManager and TaskManagers)")
+    parser.add_argument("--plan", required=True, metavar="PLAN.json", help="the job's plan: GET /jobs/<id>/plan")
+    parser.add_argument("--protocol", default=CORRECT_PROTOCOL, choices=list(PROTOCOLS), metavar="NAME",
+                        help=f"protocol variant of the model (default: {CORRECT_PROTOCOL}; one of: {', '.join(PROTOCOLS)})")
+    parser.add_argument("--mode", choices=("aligned", "unaligned", "at-least-once"),
+                        help="checkpointing mode of the run (default: the flink run directory's, else aligned)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--render", metavar="FILE.svg", help="draw the behaviour found (sequence chart) into FILE")
+    parser.add_argument("--budget", type=bounded_int(1_000, 100_000_000), metavar="STATES",
+                        help="model states the search may visit (default: 2,000,000)")
+
+
+def run(args) -> int:
+    from flipcheck.flink.conform import conform_files
+
+    result = conform_files(args.plan, args.logs, protocol=args.protocol, mode=args.mode, budget=args.budget)
+    if args.render:
+        from flipcheck.flink.conform import render_conformance
+
+        render_conformance(result, args.render)
+    if args.json:
+        sys.stdout.write(json.dumps(result.as_json(), ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(_summary(result))
+    return 0 if result.conforms else 1
+
+
+def _summary(result) -> str:
+    lines = [f"{'conforms' if result.conforms else 'does NOT conform'}: {result.events:,} events read "
+             f"({result.unrecognised:,} other log entries skipped), {len(result.observations):,} matched against "
+             f"the {result.job.protocol.name} model, {result.checkpoints} checkpoints"]
+    for check in result.checks:
+        lines.append(f"  {'ok  ' if check.ok else 'FAIL'} {check.name:<17} {check.detail}")
+    first = result.first_unexplained
+    if first is not None:
+        lines.append(f"first unexplained: {first['file']}:{first['line']}: {first['event']}")
+        lines.append(f"  why: {first['why']}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,148 @@
+"""The conformance suite: real Flink jobs that must conform, and their logs altered so they must not.
+
+:data:`CONFORMANCE_SUITE` lists the jobs (graphs under ``examples/graphs/flink/``): a chain, a
+diamond, a join of two sources of different lengths, union list state, both exactly-once sink
+kinds, every checkpointing mode, with and without a failover, FLIP-147 on and off. :func:`run_case`
+runs one on real Flink (:func:`flipcheck.flink.engine.run_graph`) and validates it
+(:func:`flipcheck.flink.conform.conform_files`) against its protocol: ``flip-147``, or
+``pre-flip-147`` for a run with FLIP-147 off, whose two-phase-commit sinks then lose their last
+transaction (``expect_loss``: the end-of-job loss FLIP-147 was written to remove).
+
+:data:`ALTERATIONS` turn a run directory into a copy that shows a protocol violation; each must
+not conform:
+
+* ``finished-before-final-checkpoint``: a source's switch to FINISHED moved up to just after the
+  first checkpoint's trigger, before any checkpoint completed;
+* ``completed-without-acknowledgement``: one acknowledgement of a completed checkpoint deleted;
+* ``committed-twice``: one committed record written a second time.
+
+Example
+-------
+>>> [case.name for case in CONFORMANCE_SUITE][:3]
+['chain-aligned', 'chain-unaligned', 'chain-at-least-once']
+>>> len(CONFORMANCE_SUITE) >= 12
+True
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+__all__ = ["FlinkCase", "CONFORMANCE_SUITE", "GRAPHS", "ALTERATIONS", "case_named", "run_case", "alter_run"]
+
+GRAPHS = Path(__file__).resolve().parents[2] / "examples" / "graphs" / "flink"
+
+
+class FlinkCase(NamedTuple):
+    name: str
+    graph: str                 # a file of examples/graphs/flink/
+    options: dict              # flipcheck.flink.engine.run_graph's options
+    protocol: str = "flip-147"
+    expect_loss: bool = False  # FLIP-147 off: the committed output misses the last transaction
+
+    def describe(self) -> str:
+        parts = [f"{self.graph} {self.options.get('mode', 'aligned')}"]
+        if "fail" in self.options:
+            fail = self.options["fail"]
+            parts.append(f"failover at {fail[0]}:{fail[1]}@{fail[2]}")
+        if self.protocol != "flip-147":
+            parts.append(f"FLIP-147 off, validated as {self.protocol}")
+        return ", ".join(parts)
+
+
+def _case(name: str, graph: str, protocol: str = "flip-147", **options) -> FlinkCase:
+    return FlinkCase(name, graph, options, protocol, expect_loss=protocol == "pre-flip-147")
+
+
+CONFORMANCE_SUITE = (
+    _case("chain-aligned", "chain.json"),
+    _case("chain-unaligned", "chain.json", mode="unaligned"),
+    _case("chain-at-least-once", "chain.json", mode="at-least-once"),
+    _case("chain-unaligned-failover", "chain.json", mode="unaligned", fail=("map", 1, 15)),
+    _case("diamond-aligned", "diamond.json"),
+    _case("diamond-unaligned", "diamond.json", mode="unaligned"),
+    _case("join-aligned", "join.json"),
+    _case("join-failover", "join.json", fail=("join", 0, 20)),
+    _case("union-state", "union-state.json"),
+    _case("union-state-failover", "union-state.json", fail=("counter", 1, 10)),
+    _case("sink-v2-aligned", "sink-v2.json"),
+    _case("sink-v2-at-least-once", "sink-v2.json", mode="at-least-once"),
+    _case("chain-flip147-off", "chain.json", "pre-flip-147", checkpoints_after_tasks_finished=False),
+    _case("join-flip147-off", "join.json", "pre-flip-147", checkpoints_after_tasks_finished=False),
+)
+
+
+def case_named(name: str) -> FlinkCase:
+    for case in CONFORMANCE_SUITE:
+        if case.name == name:
+            return case
+    raise KeyError(f"no conformance case {name!r} (known: {', '.join(c.name for c in CONFORMANCE_SUITE)})")
+
+
+def run_case(case: FlinkCase, out: Path):
+    """Run ``case`` on real Flink into ``out`` and validate it: ``(RunResult, Conformance)``."""
+    from flipcheck.flink.conform import conform_files
+    from flipcheck.flink.engine import FailAt, run_graph
+    from flipcheck.model.graph_json import load_graph
+
+    options = dict(case.options)
+    if "fail" in options:
+        options["fail"] = FailAt(*options["fail"])
+    result = run_graph(load_graph(str(GRAPHS / case.graph)), Path(out), **options)
+    return result, conform_files(str(Path(out) / "plan.json"), [str(Path(out) / "flink.log")], protocol=case.protocol)
+
+
+# ----------------------------------------------------------------------------------------------
+# Alterations: each returns the altered log lines (or changes the copied output) and says what it did
+
+_TIME = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ")
+
+
+def _finished_before_final_checkpoint(lines: list[str], folder: Path) -> str:
+    trigger = next(i for i, line in enumerate(lines) if "CheckpointCoordinator" in line and "Triggering checkpoint 1 " in line)
+    moved = next(i for i, line in enumerate(lines)
+                 if " org.apache.flink.runtime.taskmanager.Task " in line and "Source: " in line
+                 and line.rstrip().endswith("switched from RUNNING to FINISHED."))
+    line = lines.pop(moved)
+    # Keep the file's time order honest: the moved line takes the trigger's timestamp.
+    lines.insert(trigger + 1, _TIME.sub(lines[trigger][:24], line, count=1))
+    return f"line {moved + 1} (a source's switch to FINISHED) moved to just after the trigger of checkpoint 1"
+
+
+def _completed_without_acknowledgement(lines: list[str], folder: Path) -> str:
+    completed = {m.group(1) for line in lines for m in [re.search(r"Completed checkpoint (\d+) for job", line)] if m}
+    for i, line in enumerate(lines):
+        match = re.search(r"Received acknowledge message for checkpoint (\d+) from task", line)
+        if match and match.group(1) in completed:
+            del lines[i]
+            return f"line {i + 1} (an acknowledgement of completed checkpoint {match.group(1)}) deleted"
+    raise ValueError("the log shows no acknowledgement of a completed checkpoint")
+
+
+def _committed_twice(lines: list[str], folder: Path) -> str:
+    for path in sorted(folder.glob("output/*/committed/*")):
+        records = path.read_text().split()
+        if records:
+            path.write_text(path.read_text() + records[0] + "\n")
+            return f"record {records[0]} written a second time into {path.relative_to(folder)}"
+    raise ValueError("the run committed nothing")
+
+
+ALTERATIONS: dict[str, Callable[[list, Path], str]] = {
+    "finished-before-final-checkpoint": _finished_before_final_checkpoint,
+    "completed-without-acknowledgement": _completed_without_acknowledgement,
+    "committed-twice": _committed_twice,
+}
+
+
+def alter_run(run: Path, alteration: str, out: Path) -> str:
+    """Copy the run directory ``run`` to ``out`` with ``alteration`` applied; what was changed."""
+    shutil.copytree(run, out, dirs_exist_ok=True)
+    log = out / "flink.log"
+    lines = log.read_text().splitlines(keepends=True)
+    what = ALTERATIONS[alteration](lines, out)
+    log.write_text("".join(lines))
+    return what

@@ -1,0 +1,113 @@
+"""`flipcheck conform` on stored real Flink 2.3 runs (no JVM here): the runs conform, their
+altered logs do not, and bad input is one line with exit code 2."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from flipcheck.cli import main
+from flipcheck.flink.conform import conform_files
+from flipcheck.flink.suite import ALTERATIONS, alter_run
+
+RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "flink_runs"
+
+
+def _conform(run: Path, **options):
+    return conform_files(str(run / "plan.json"), [str(run / "flink.log")], **options)
+
+
+@pytest.mark.parametrize("name", ["join-failover", "union-state", "join-race"])
+def test_a_stored_real_run_conforms_with_every_check(name):
+    """join-race: a source snapshots after its data ended but before it logs so, and the
+    coordinator triggers a task whose FINISHED switch it logged before the trigger line
+    (flip147 facts §4.1, §4.4): both read as the model allows."""
+    result = _conform(RUNS / name)
+    assert result.conforms, (result.first_unexplained, [c for c in result.checks if not c.ok])
+    assert {c.name for c in result.checks} == {"model", "trigger-plan", "final-checkpoint", "ids-in-order",
+                                              "committed-output"}
+    assert result.checkpoints >= 3 and result.first_unexplained is None
+    assert "not checked" not in next(c for c in result.checks if c.name == "committed-output").detail
+
+
+def test_a_flip_147_off_run_conforms_to_pre_flip_147_and_shows_its_loss():
+    run = RUNS / "chain-flip147-off"
+    under_flip147 = _conform(run)
+    assert not under_flip147.conforms
+    # Sources finish without a checkpoint after their end of data: the log cannot date a
+    # source's end of data closely enough for the model to refute it here, the check can.
+    assert {"final-checkpoint", "committed-output"} <= {c.name for c in under_flip147.checks if not c.ok}
+    pre = _conform(run, protocol="pre-flip-147")
+    failing = {c.name for c in pre.checks if not c.ok}
+    assert failing == {"committed-output"}, failing   # the model holds; the last transaction is lost
+    assert "too few times" in next(c for c in pre.checks if c.name == "committed-output").detail
+
+
+@pytest.mark.parametrize("alteration", sorted(ALTERATIONS))
+@pytest.mark.parametrize("name", ["join-failover", "union-state"])
+def test_an_altered_log_does_not_conform(tmp_path, name, alteration):
+    what = alter_run(RUNS / name, alteration, tmp_path / "run")
+    result = _conform(tmp_path / "run")
+    failing = {c.name for c in result.checks if not c.ok}
+    assert not result.conforms, what
+    expected = {"finished-before-final-checkpoint": "model", "completed-without-acknowledgement": "model",
+                "committed-twice": "committed-output"}[alteration]
+    assert expected in failing, (what, failing)
+    if expected == "model":
+        first = result.first_unexplained
+        assert first["file"].endswith("flink.log") and first["line"] > 0 and first["why"][:2] in ("J7", "C5")
+
+
+def test_the_json_contract(capsys):
+    run = RUNS / "union-state"
+    code = main(["conform", "--json", "--plan", str(run / "plan.json"), str(run / "flink.log")])
+    document = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert list(document) == ["conforms", "events", "checkpoints", "first_unexplained", "checks"]
+    assert document["conforms"] is True and document["first_unexplained"] is None
+    assert all(set(check) == {"name", "ok", "detail"} for check in document["checks"])
+
+
+def test_a_non_conforming_run_exits_1_naming_file_line_and_rule(tmp_path, capsys):
+    alter_run(RUNS / "union-state", "finished-before-final-checkpoint", tmp_path / "run")
+    code = main(["conform", "--plan", str(tmp_path / "run" / "plan.json"), str(tmp_path / "run" / "flink.log")])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "does NOT conform" in out and "first unexplained:" in out and "flink.log:" in out and "why: J7" in out
+
+
+@pytest.mark.parametrize("problem", ["missing log", "not a log", "bad plan", "plan not json", "unknown protocol"])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, problem):
+    run = RUNS / "union-state"
+    plan, log = str(run / "plan.json"), str(run / "flink.log")
+    if problem == "missing log":
+        log = str(tmp_path / "nope.log")
+    elif problem == "not a log":
+        (tmp_path / "x.log").write_text("hello\nworld\n")
+        log = str(tmp_path / "x.log")
+    elif problem == "bad plan":
+        (tmp_path / "plan.json").write_text('{"nodes": 3}')
+        plan = str(tmp_path / "plan.json")
+    elif problem == "plan not json":
+        (tmp_path / "plan.json").write_text("{")
+        plan = str(tmp_path / "plan.json")
+    argv = ["conform", "--plan", plan, log] + (["--protocol", "no-such"] if problem == "unknown protocol" else [])
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1 and "Traceback" not in captured.err
+
+
+def test_render_draws_the_behaviour_up_to_the_unexplained_event_escaped(tmp_path):
+    if shutil.which("dot") is None:
+        pytest.skip("graphviz dot is provided by make install")
+    # The log's path lands in the picture's title: it must arrive escaped.
+    run = tmp_path / "run<&>"
+    alter_run(RUNS / "union-state", "completed-without-acknowledgement", run)
+    svg = tmp_path / "chart.svg"
+    code = main(["conform", "--plan", str(run / "plan.json"), "--render", str(svg), str(run / "flink.log")])
+    text = svg.read_text()
+    assert code == 1
+    assert text.startswith("<?xml") and "first unexplained" in text and "C5: checkpoint" in text
+    assert "run&lt;&amp;&gt;" in text and "run<&>" not in text

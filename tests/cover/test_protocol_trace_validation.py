@@ -1,0 +1,83 @@
+"""Trace validation against the model's own behaviours: every behaviour the model can take, seen
+through the lines a log would show, must validate; a variant's behaviour that the FLIP-147
+model forbids, or a behaviour with a line taken out, must not."""
+
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from flipcheck.generators.protocol import EXAMPLE_GRAPHS, example_graph
+from flipcheck.model.barriers import MODES
+from flipcheck.model.protocol import Job, initial_state
+from flipcheck.properties.protocol_trace_validation import every_step, observe, validate
+from flipcheck.reference_impl.protocol_variants import make_job
+
+
+def _walk(job: Job, seed: int, max_steps: int = 400) -> list:
+    """A seeded random behaviour of ``job`` to its end, as the observations a log shows: each
+    step's own line, then its lagging lines (declines, completions, FINISHED, ...)."""
+    rng = random.Random(seed)
+    state, observations = initial_state(job), []
+    for _ in range(max_steps):
+        options = list(every_step(job, state))
+        if not options:
+            break
+        label, nxt, notes = options[rng.randrange(len(options))]
+        own, lagging, optional = observe(job, state, label, notes, nxt)
+        observations += ([own] if own is not None else []) + list(lagging) + list(optional)
+        state = nxt
+    return observations
+
+
+def _job(graph: str, mode: str, failures: int = 0, variant: str = "flip-147") -> Job:
+    return make_job(example_graph(graph), variant, mode=mode, records=0, checkpoints=0, failures=failures,
+                    periodic_timer=True)
+
+
+@settings(max_examples=30, deadline=None)
+@given(graph=st.sampled_from(sorted(EXAMPLE_GRAPHS)), mode=st.sampled_from(MODES), failures=st.integers(0, 1),
+       seed=st.integers(0, 2**32))
+def test_every_behaviour_of_the_model_validates(graph, mode, failures, seed):
+    job = _job(graph, mode, failures)
+    observations = _walk(job, seed)
+    verdict = validate(job, observations)
+    assert verdict.conforms, (verdict.first_unexplained, verdict.why)
+
+
+def test_a_line_taken_out_of_a_behaviour_is_reported_where_it_is_missed():
+    job = _job("pair", "aligned")
+    observations = _walk(job, seed=3)
+    acks = [i for i, o in enumerate(observations) if o[0] == "ack"]
+    assert acks, "the walk acknowledged no checkpoint"
+    dropped = observations[:acks[0]] + observations[acks[0] + 1:]
+    verdict = validate(job, dropped)
+    assert not verdict.conforms
+    assert verdict.first_unexplained is not None and verdict.first_unexplained >= acks[0]
+    assert verdict.why.startswith(("C5", "J", "C2", "C4"))
+
+
+@pytest.mark.parametrize("variant", ["pre-flip-147", "cancel-pending-on-finish", "trigger-sources-only"])
+def test_a_variants_behaviour_does_not_validate_against_flip_147(variant):
+    """Each buggy variant shows in the lines: some seeded behaviour of it is not a FLIP-147
+    behaviour, and the verdict names the rule it breaks."""
+    correct = _job("join", "aligned")
+    # pre-flip-147 and cancel-pending-on-finish finish a task without its final checkpoint (J7);
+    # trigger-sources-only triggers a finished source, whose decline aborts a checkpoint (C5).
+    rule = {"pre-flip-147": "J7", "cancel-pending-on-finish": "J7", "trigger-sources-only": "C5"}[variant]
+    whys = []
+    for seed in range(40):
+        verdict = validate(correct, _walk(_job("join", "aligned", variant=variant), seed), budget=20_000)
+        if not verdict.conforms:
+            whys.append(verdict.why)
+            if verdict.why.startswith(rule):
+                break
+    assert whys, f"no behaviour of {variant} was rejected"
+    assert whys[-1].startswith(rule), whys[:3]
+
+
+def test_a_behaviour_of_the_variant_validates_against_the_variant():
+    job = _job("join", "aligned", variant="pre-flip-147")
+    for seed in range(10):
+        verdict = validate(job, _walk(job, seed))
+        assert verdict.conforms, (seed, verdict.why)
