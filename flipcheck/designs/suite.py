@@ -40,10 +40,13 @@ from flipcheck.properties.violation import Violation
 __all__ = [
     "EXHAUSTIVE_PREFIX",
     "CRASH",
+    "ERROR",
     "Outcome",
     "CaseSpace",
     "Suite",
+    "SUITES_BESIDE_DESIGNS",
     "get_suite",
+    "suite_known",
     "resolve_case",
     "checked",
 ]
@@ -52,6 +55,13 @@ __all__ = [
 EXHAUSTIVE_PREFIX = "exhaustive"
 # The property recorded when checking a case raised (a crash of the code under test).
 CRASH = "crash"
+# The outcome of a case that could not be checked at all (a real job's JVM did not start): its
+# message says why in one line; it counts as neither ok nor a violation.
+ERROR = "error"
+# Suites that are not designs (no spec, no engine variants), each name -> the module holding its
+# ``suite``: sweeps and replay take them by name, but ``--suite all`` does not (real Flink jobs
+# take seconds each, the designs' cases milliseconds).
+SUITES_BESIDE_DESIGNS = {"flink": "flipcheck.designs.flink_jobs"}
 
 
 @dataclass
@@ -62,12 +72,16 @@ class Outcome:
     1 for a concrete random case, ``2^tasks`` per flag value for an exhaustive plan topology.
     ``method`` says how (``check``, ``enumerate``, ``z3``, ``explore``); ``counterexample`` is
     the concrete failing case when it differs from the case itself (exhaustive checks).
+    ``error`` (one line) says the case could not be checked at all (a real job's JVM did not
+    start); ``detail`` holds what a suite records per case beyond the columns (JSON-able).
     """
 
     violations: list[Violation] = field(default_factory=list)
     assignments: int = 1
     method: str = "check"
     counterexample: Any = None
+    error: str | None = None
+    detail: dict | None = None
 
     @property
     def properties(self) -> list[str]:
@@ -84,11 +98,14 @@ def checked(check, *args) -> Outcome:
 
 
 class CaseSpace:
-    """Cases of one suite under one token. ``size`` is ``None`` for random (unbounded) spaces."""
+    """Cases of one suite under one token. ``size`` is ``None`` for random (unbounded) spaces.
+    ``workdir`` is where a suite that leaves files per case (real runs) keeps them; a sweep sets
+    it to a folder of its output, so a resumed sweep finds the cases already run."""
 
     suite: "Suite"
     token: str
     size: int | None = None
+    workdir: str | None = None
 
     def case(self, index: int) -> Any:
         raise NotImplementedError
@@ -177,10 +194,22 @@ class Suite:
 
 
 def get_suite(name: str) -> Suite:
-    """The sweep suite of design ``name`` (:func:`flipcheck.designs.design`)."""
+    """The sweep suite of design ``name`` (:func:`flipcheck.designs.design`), or a suite beside
+    the designs (:data:`SUITES_BESIDE_DESIGNS`)."""
+    if name in SUITES_BESIDE_DESIGNS:
+        import importlib
+
+        return importlib.import_module(SUITES_BESIDE_DESIGNS[name]).suite
     from flipcheck.designs import design
 
     return design(name).suite
+
+
+def suite_known(name: str) -> bool:
+    """A design's name or a suite's beside the designs."""
+    from flipcheck.designs import DESIGNS
+
+    return name in DESIGNS or name in SUITES_BESIDE_DESIGNS
 
 
 def resolve_case(text: str) -> tuple[Suite, CaseSpace, int]:
@@ -188,8 +217,9 @@ def resolve_case(text: str) -> tuple[Suite, CaseSpace, int]:
     suite_name, token, index = parse_case_id(text)
     from flipcheck.designs import DESIGNS
 
-    if suite_name not in DESIGNS:
-        raise ValueError(f"case id {text!r}: unknown suite {suite_name!r} (expected one of {', '.join(DESIGNS)})")
+    if not suite_known(suite_name):
+        known = ", ".join([*DESIGNS, *SUITES_BESIDE_DESIGNS])
+        raise ValueError(f"case id {text!r}: unknown suite {suite_name!r} (expected one of {known})")
     suite = get_suite(suite_name)
     space = suite.space(token)
     if space.size is not None and index >= space.size:

@@ -391,10 +391,10 @@ def _vertex_ids(graph: JobGraph, names: dict) -> dict:
     return found
 
 
-def run_graph(graph: JobGraph, out: Path, **options) -> RunResult:
+def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOUT_SECONDS, **options) -> RunResult:
     """Run ``graph`` on real Flink into ``out`` (created; see the module's docstring); ``options``
     as :func:`job_spec`. :class:`UsageError` for a missing JDK or Flink, or a graph the job cannot
-    build; :class:`FlinkRunError` when the JVM did not report a result."""
+    build; :class:`FlinkRunError` when the JVM did not report a result within ``timeout_seconds``."""
     from flipcheck.flink.logs import read_logs
 
     spec = job_spec(graph, out=out, **options)  # bad input first, even on a machine without Java
@@ -417,7 +417,7 @@ def run_graph(graph: JobGraph, out: Path, **options) -> RunResult:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                    stdin=subprocess.DEVNULL)
         # A hung JVM prints nothing, so the time limit cannot wait for the next line.
-        watchdog = threading.Timer(JOB_TIMEOUT_SECONDS, process.kill)
+        watchdog = threading.Timer(timeout_seconds, process.kill)
         watchdog.start()
         try:
             for line in process.stdout:
@@ -432,8 +432,8 @@ def run_graph(graph: JobGraph, out: Path, **options) -> RunResult:
             if process.poll() is None:
                 process.kill()
                 process.wait()
-    if time.perf_counter() - started >= JOB_TIMEOUT_SECONDS and "result" not in reported:
-        raise FlinkRunError(f"the job did not end within {JOB_TIMEOUT_SECONDS} s (see {out / 'jvm.out'})")
+    if time.perf_counter() - started >= timeout_seconds and "result" not in reported:
+        raise FlinkRunError(f"the job did not end within {timeout_seconds:g} s (see {out / 'jvm.out'})")
     ended = time.perf_counter()
     if "result" not in reported:
         tail = [line for line in (out / "jvm.out").read_text(errors="replace").splitlines() if line.strip()]

@@ -155,6 +155,8 @@ def render_report(summary: dict, out: Path) -> str:
                 ["driver runs (1 + resumes)", _number(summary["timing"]["runs"])]]
     if summary.get("shapes") is not None:
         overview.insert(2, ["DAG shapes (up to isomorphism)", _number(summary["shapes"])])
+    if summary.get("errors"):  # cases that could not be checked (real runs that did not finish)
+        overview.insert(2, ["cases not checked (outcome error)", _number(summary["errors"])])
     parts.append("<h2>Summary</h2>" + _table(["", "value"], overview))
     rows = []
     for t in summary["targets"]:

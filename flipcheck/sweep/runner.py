@@ -49,7 +49,8 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
-from flipcheck.designs.suite import EXHAUSTIVE_PREFIX, get_suite
+from flipcheck.designs.suite import ERROR, EXHAUSTIVE_PREFIX, get_suite
+from flipcheck.sweep.summary import finalise, open_space
 
 __all__ = [
     "COLUMNS",
@@ -64,6 +65,7 @@ __all__ = [
     "run_batch",
     "run_sweep",
     "Progress",
+    "rate_text",
     "suite_names",
 ]
 
@@ -75,14 +77,16 @@ COLUMNS = (
     ("index", "bigint"),
     ("shape", "string"),         # e.g. "3v 2e 7t", "aligned 2ch 9ev"
     ("size", "int"),             # tasks (plan) or events (barriers): coverage by size
-    ("outcome", "string"),       # "ok" or "violation"
+    ("outcome", "string"),       # "ok", "violation" or "error" (could not be checked: ERROR)
     ("property", "string"),      # first violated property, null when ok
     ("properties", "array<string>"),  # every violated property
     ("message", "string"),       # the first violation's explanation, null when ok
     ("assignments", "bigint"),   # state assignments (or explored states) the check covered
     ("method", "string"),        # check | enumerate | z3 | explore
     ("seconds", "double"),       # time to generate and check the case
+    ("detail", "string"),        # what the suite records beyond these columns, as JSON (flink: the run); or null
 )
+
 BATCHES_PER_CHUNK = 8
 CONCURRENT_JOBS = 2
 MANIFEST_VERSION = 1
@@ -197,11 +201,12 @@ def plan_sweep(suites: list[str], algorithm: str | None = None, *, cases: int | 
 # -- executor side -------------------------------------------------------------------------------
 
 
-def run_batch(targets: tuple, target: int, start: int, stop: int) -> Iterator[tuple]:
+def run_batch(targets: tuple, target: int, start: int, stop: int, out_dir: str | None = None) -> Iterator[tuple]:
     """Rows (in :data:`COLUMNS` order) of cases ``start..stop-1`` of ``targets[target]``,
-    regenerated from their ids and checked here (on an executor, or in a plain loop)."""
+    regenerated from their ids and checked here (on an executor, or in a plain loop); a suite
+    that leaves files per case keeps them under ``out_dir`` (:func:`open_space`)."""
     suite_name, algorithm, token = targets[target]
-    space = get_suite(suite_name).space(token)
+    space = open_space(get_suite(suite_name), token, out_dir)
     clock = time.perf_counter
     for index in range(start, stop):
         began = clock()
@@ -210,9 +215,13 @@ def run_batch(targets: tuple, target: int, start: int, stop: int) -> Iterator[tu
         elapsed = clock() - began
         names = outcome.properties
         message = outcome.violations[0].message[:_MESSAGE_LIMIT] if names else None
+        verdict = "violation" if names else "ok"
+        if outcome.error is not None:
+            verdict, names, message = ERROR, [], outcome.error[:_MESSAGE_LIMIT]
+        detail = None if outcome.detail is None else json.dumps(outcome.detail, sort_keys=True)
         yield (space.case_id(index), suite_name, algorithm, index, space.shape(case), space.magnitude(case),
-               "violation" if names else "ok", names[0] if names else None, names, message,
-               outcome.assignments, outcome.method, elapsed)
+               verdict, names[0] if names else None, names, message,
+               outcome.assignments, outcome.method, elapsed, detail)
 
 
 def _claim(marker: str) -> bool:
@@ -223,11 +232,11 @@ def _claim(marker: str) -> bool:
         return False
 
 
-def _partition_rows(targets: tuple, fault_marker: str | None, batches: Iterator[Batch]) -> Iterator[tuple]:
+def _partition_rows(targets: tuple, fault_marker: str | None, out_dir: str, batches: Iterator[Batch]) -> Iterator[tuple]:
     for batch in batches:
         if fault_marker and _claim(fault_marker):
             raise RuntimeError("fault injected once by the sweep's test hook (Spark retries this task)")
-        yield from run_batch(targets, *batch)
+        yield from run_batch(targets, *batch, out_dir=out_dir)
 
 
 # -- driver side -----------------------------------------------------------------------------------
@@ -238,8 +247,16 @@ def _spark_schema():
 
     kinds = {"string": types.StringType(), "bigint": types.LongType(), "int": types.IntegerType(),
              "double": types.DoubleType(), "array<string>": types.ArrayType(types.StringType(), False)}
-    nullable = {"property", "message"}
+    nullable = {"property", "message", "detail"}
     return types.StructType([types.StructField(name, kinds[kind], name in nullable) for name, kind in COLUMNS])
+
+
+def rate_text(per_second: float | None) -> str:
+    """``12,345 cases/s``; below one a second (real Flink jobs) ``4.2 cases/min``."""
+    per_second = per_second or 0.0
+    if 0 < per_second < 1:
+        return f"{per_second * 60:,.1f} cases/min"
+    return f"{per_second:,.0f} cases/s"
 
 
 class Progress:
@@ -260,7 +277,7 @@ class Progress:
         eta = (self.total - done) / rate if rate > 0 else None
         eta_text = "--:--" if eta is None else f"{int(eta // 60)}:{int(eta % 60):02d}"
         return (f"sweep [{'#' * filled}{'.' * (self.width - filled)}] {done:,}/{self.total:,} cases  "
-                f"{violations:,} violations  {rate:,.0f} cases/s  ETA {eta_text}")
+                f"{violations:,} violations  {rate_text(rate)}  ETA {eta_text}")
 
     def update(self, done: int, violations: int, fresh: int, final: bool = False) -> None:
         now = time.perf_counter()
@@ -379,7 +396,7 @@ def _run_chunk(spark, run: _Run, number: int, batches: list[Batch], fault_marker
     context = spark.sparkContext
     context.setJobDescription(f"flipcheck sweep chunk {number}")
     rows = context.parallelize(batches, len(batches)).mapPartitions(
-        partial(_partition_rows, run.spec.worker_targets(), fault_marker))
+        partial(_partition_rows, run.spec.worker_targets(), fault_marker, str(run.out.resolve())))
     temporary = run.out / ".tmp" / f"chunk={number:05d}.{run.run_id}"
     spark.createDataFrame(rows, _spark_schema(), verifySchema=False).write.parquet(str(temporary))
     cases, violations = _chunk_counts(temporary)
@@ -438,8 +455,6 @@ def run_sweep(spec: SweepSpec, out_dir: str, *, master: str | None = None, spark
         finally:
             if owned:
                 stop_spark(spark)
-        from flipcheck.sweep.summary import finalise
-
         return finalise(run.spec, out)
     finally:
         shutil.rmtree(out / ".tmp", ignore_errors=True)

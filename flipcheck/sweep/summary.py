@@ -32,10 +32,24 @@ import time
 from collections import Counter
 from pathlib import Path
 
-__all__ = ["finalise", "target_summary", "read_cases", "regenerate_counterexample", "SUMMARY_KEYS"]
+from flipcheck.designs.suite import ERROR
+
+__all__ = ["finalise", "target_summary", "read_cases", "regenerate_counterexample", "open_space", "SUMMARY_KEYS",
+           "RUNS_FOLDER"]
 
 # The keys summary.json always has (a contract).
 SUMMARY_KEYS = ("cases", "violations", "by_property", "cases_per_second", "wall_seconds")
+# Under DIR: where suites that leave files per case (real Flink runs) keep them.
+RUNS_FOLDER = "runs"
+
+
+def open_space(suite, token: str, out_dir=None):
+    """``suite.space(token)``, keeping any per-case files under the sweep's ``DIR/runs`` (so the
+    executors and the driver's counterexample find the same runs)."""
+    space = suite.space(token)
+    if out_dir is not None:
+        space.workdir = str(Path(out_dir) / RUNS_FOLDER)
+    return space
 
 
 def read_cases(out_dir: str, columns: list[str] | None = None):
@@ -84,6 +98,7 @@ def target_summary(table, target, suite) -> dict:
         "suite": target.suite, "algorithm": target.algorithm, "token": target.token,
         "title": suite.title, "size_unit": suite.size_unit,
         "cases": cases, "violations": violating.num_rows, "by_property": by_property,
+        "errors": pc.sum(pc.equal(table.column("outcome"), ERROR)).as_py() or 0,
         "assignments": pc.sum(table.column("assignments")).as_py() or 0,
         "methods": dict(sorted(methods.items())),
         "cpu_seconds": round(pc.sum(table.column("seconds")).as_py() or 0.0, 3),
@@ -105,7 +120,7 @@ def regenerate_counterexample(out: Path, target, suite, prop: str, index: int) -
     """Regenerate the first case violating ``prop``, minimise it, draw it."""
     from flipcheck.errors import InputError, UsageError
 
-    space = suite.space(target.token)
+    space = open_space(suite, target.token, out)
     case = space.case(index)
     outcome = space.check(case, target.algorithm)
     failing = outcome.counterexample if outcome.counterexample is not None else case
@@ -179,6 +194,7 @@ def finalise(spec, out_dir) -> dict:
     result = {
         "cases": cases,
         "violations": sum(t["violations"] for t in targets),
+        "errors": sum(t["errors"] for t in targets),
         "by_property": _merge_counts([t["by_property"] for t in targets]),
         "cases_per_second": round(cases / timing["wall_seconds"], 1) if timing["wall_seconds"] > 0 else None,
         "wall_seconds": round(timing["wall_seconds"], 3),
