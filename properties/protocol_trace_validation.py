@@ -15,7 +15,8 @@ checkpoint id::
     ("ack", t, k)              the coordinator received t's acknowledgement of k  J5/C5
     ("notify", t, k)           t received the completion notification of k        J8
     ("reported", t)            the coordinator received t's FINISHED report       C1
-    ("failover",)              the job failed over                                F1
+    ("failover",)              a task failed: the job fails over now or soon      F1
+    ("failover-known",)        the coordinator has learned of it: failed over by now   F1
     ("closing", t)             t may finish and closes (its operators finished)   J7
     ("decline", t, k)          the coordinator received t's decline of k          C4/C5/J6
     ("completed", k)           k completed                                        C5
@@ -71,7 +72,7 @@ from flipcheck.model.protocol.tasks import end_of_data, finish, may_finish, rece
 __all__ = ["OWN_KINDS", "LAGGING_KINDS", "KINDS", "Verdict", "observe", "validate", "every_step", "replay_behaviour",
            "model_label", "MAX_WAITING"]
 
-OWN_KINDS = ("trigger", "trigger-task", "barrier", "ack", "notify", "reported", "failover", "closing")
+OWN_KINDS = ("trigger", "trigger-task", "barrier", "ack", "notify", "reported", "failover", "failover-known", "closing")
 LAGGING_KINDS = ("decline", "completed", "failed", "finished", "ended", "snapshot")
 KINDS = OWN_KINDS + LAGGING_KINDS
 
@@ -256,8 +257,11 @@ class _Search:
         None when the step cannot be part of a behaviour the log shows from observation ``i``."""
         s, waiting, optional, closed = node
         own, lagging, maybe = observe(self.job, s, label, notes, nxt)
+        failing = 1 << len(self.job.tasks)
         if own is not None and own[0] == "closing" and closed >> own[1] & 1:
             own, closed = None, closed & ~(1 << own[1])   # its line came at closing (flip147 facts §4.4)
+        elif own == ("failover",) and closed & failing:
+            own, closed = None, closed & ~failing          # its line came when the task failed
         elif own is not None and own[0] == "trigger-task" and closed >> own[1] & 1:
             return None   # the mailbox is closed: Flink declines (TASK_CLOSING); here it must finish first
         if own is not None and not self.shows(own):
@@ -282,6 +286,8 @@ class _Search:
         for d in range(self.depth + 1):
             following = []
             for current, path in layer:
+                if self.states > self.budget:
+                    return
                 s, waiting, optional, closed = current
                 left = _remove(waiting, o)
                 if left is not None:
@@ -292,6 +298,13 @@ class _Search:
                 if o[0] == "notify" and s.tasks[o[1]].phase == FINISHED and s.coordinator.completed >= o[2]:
                     # The RPC reached the TaskExecutor after the task finished: logged, never
                     # delivered (flip147 facts §4.3); the model drops it at finish (J7).
+                    yield d, path, current
+                failing = 1 << len(job.tasks)
+                if o == ("failover",) and failover(job, s):
+                    # A task failed; the coordinator fails over when the JobManager handles the
+                    # failure (F1), maybe after a trigger it started meanwhile.
+                    yield d, path, (s, waiting, optional, closed | failing)
+                if o == ("failover-known",) and not closed & failing:
                     yield d, path, current
                 if o[0] == "barrier" and _aborted(s, o[3]):
                     yield d, path, current   # the barrier of an aborted checkpoint: see observe()
@@ -530,6 +543,8 @@ def explain(job: Job, states: Sequence[JobState], o: tuple) -> str:
         return f"C1: {who} has sent no FINISHED report (it has not finished)"
     if kind == "failover":
         return "F1: no failover is possible here (the run failed over more often than the model allows)"
+    if kind == "failover-known":
+        return "F1: the coordinator learned of a failure, but no failover fits the lines before"
     if kind == "completed":
         pending = c.pending
         if pending is not None and pending.id == o[1]:

@@ -35,9 +35,9 @@ def test_a_flip_147_off_run_conforms_to_pre_flip_147_and_shows_its_loss():
     run = RUNS / "chain-flip147-off"
     under_flip147 = _conform(run)
     assert not under_flip147.conforms
-    # Sources finish without a checkpoint after their end of data: the log cannot date a
-    # source's end of data closely enough for the model to refute it here, the check can.
-    assert {"final-checkpoint", "committed-output"} <= {c.name for c in under_flip147.checks if not c.ok}
+    # The log dates a source's end of data only from above (its later `Finished task` line), so
+    # here the model cannot refute the early finish: the lost records can.
+    assert "committed-output" in {c.name for c in under_flip147.checks if not c.ok}
     pre = _conform(run, protocol="pre-flip-147")
     failing = {c.name for c in pre.checks if not c.ok}
     assert failing == {"committed-output"}, failing   # the model holds; the last transaction is lost
