@@ -455,10 +455,12 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
 
 def every_step(job: Job, s: JobState) -> Iterator[tuple]:
     """The model's steps from ``s`` (:func:`~flipcheck.model.protocol.successors`), and past the
-    job's end what still reaches the coordinator: FINISHED reports (C1) and its suspension (C8)."""
+    job's end what is still on its way: FINISHED reports (C1), trigger RPCs that the finished
+    tasks decline (C4), and the coordinator's suspension (C8)."""
     yield from successors(job, s)
     if all(ts.phase == FINISHED for ts in s.tasks):
-        for label, step in receive_finished_reports(job, s) + suspend_at_job_end(job, s):
+        late = [step for t in range(len(job.tasks)) for step in receive_trigger_rpc(job, s, t)]
+        for label, step in receive_finished_reports(job, s) + late + suspend_at_job_end(job, s):
             yield label, step.freeze(), tuple(step.notes)
 
 

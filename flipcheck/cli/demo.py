@@ -175,7 +175,7 @@ def _real_flink(say, out) -> bool:
     shutil.rmtree(out, ignore_errors=True)
     result, conformance = run_case(case_named("join-aligned"), out)
     say(f"   job {result.job_id} {result.status}: {result.checkpoints_completed} checkpoints completed, "
-        f"{result.records_committed} of {result.records_expected} records committed, {result.seconds:.1f} s")
+        f"{result.records_committed} of {result.records_expected} records committed, {result.times.total:.1f} s")
     say(f"   {'conforms' if conformance.conforms else 'does NOT conform'}: {len(conformance.observations)} log events "
         f"explained by the {conformance.job.protocol.name} model ({conformance.verdict.states:,} states searched)")
     for check in conformance.checks:

@@ -18,11 +18,12 @@ def _conform(run: Path, **options):
     return conform_files(str(run / "plan.json"), [str(run / "flink.log")], **options)
 
 
-@pytest.mark.parametrize("name", ["join-failover", "union-state", "join-race"])
+@pytest.mark.parametrize("name", ["join-failover", "union-state", "join-race", "sink-v2-late-decline"])
 def test_a_stored_real_run_conforms_with_every_check(name):
     """join-race: a source snapshots after its data ended but before it logs so, and the
     coordinator triggers a task whose FINISHED switch it logged before the trigger line
-    (flip147 facts §4.1, §4.4): both read as the model allows."""
+    (flip147 facts §4.1, §4.4): both read as the model allows. sink-v2-late-decline: the last
+    task closes, then declines the trigger RPC that reaches it after the job's end (C4)."""
     result = _conform(RUNS / name)
     assert result.conforms, (result.first_unexplained, [c for c in result.checks if not c.ok])
     assert {c.name for c in result.checks} == {"model", "trigger-plan", "final-checkpoint", "ids-in-order",
