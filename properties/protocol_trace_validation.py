@@ -437,7 +437,10 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
                 why += f" (search stopped after {search.states:,} states: the budget)"
             return Verdict(False, i, i, why, list(next(iter(frontiers[i].values()))), search.states,
                            search.states > budget)
-        frontiers.append(following) if len(frontiers) == i + 1 else frontiers.__setitem__(i + 1, following)
+        if len(frontiers) == i + 1:
+            frontiers.append(following)
+        else:
+            frontiers[i + 1] = following   # a backtrack redid it
         if progress is not None and (i + 1) % 1_000 == 0:
             progress(i + 1)
         if i >= backtrack:
@@ -501,19 +504,15 @@ def model_label(o: tuple) -> tuple:
     return (kind,) + tuple(o[1:])
 
 
-def _name(job: Job, t: int) -> str:
-    return job.name(t)
-
-
 def _describe(job: Job, o: tuple) -> str:
     kind = o[0]
     if kind in ("trigger", "completed", "failed"):
         return f"{kind} {o[1]}"
     if kind in ("finished", "reported", "ended"):
-        return f"{kind} {_name(job, o[1])}"
+        return f"{kind} {job.name(o[1])}"
     if kind == "failover":
         return "failover"
-    return f"{kind} {o[-1]} {_name(job, o[1])}"
+    return f"{kind} {o[-1]} {job.name(o[1])}"
 
 
 def explain(job: Job, states: Sequence[JobState], o: tuple) -> str:
@@ -523,7 +522,7 @@ def explain(job: Job, states: Sequence[JobState], o: tuple) -> str:
     c = s.coordinator
     kind = o[0]
     t = o[1] if kind not in ("trigger", "completed", "failed", "failover") else None
-    who = _name(job, t) if t is not None else ""
+    who = job.name(t) if t is not None else ""
     if kind == "trigger":
         if c.pending is not None:
             return f"C2: checkpoint {c.pending.id} is still pending, so {o[1]} cannot start (one at a time)"
@@ -568,7 +567,7 @@ def explain(job: Job, states: Sequence[JobState], o: tuple) -> str:
 
 
 def _why_not_finish(job: Job, s: JobState, t: int) -> str:
-    ts, who = s.tasks[t], _name(job, t)
+    ts, who = s.tasks[t], job.name(t)
     if ts.phase == FINISHED:
         return f"{who} already finished"
     if may_finish(job, s, t):

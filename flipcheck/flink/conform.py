@@ -270,7 +270,8 @@ def observations_of(reading: LogReading, tasks: _Tasks) -> tuple[list, list, set
                 o, failing, known = ("failover",), True, False
                 generation += 1
             if e.kind == "execution-state" and not known:
-                observed.append((o, e)) if o is not None else None
+                if o is not None:
+                    observed.append((o, e))
                 o, known = ("failover-known",), True
         elif e.kind == "task-state" and e.detail.endswith(" to FINISHED"):
             o = ("finished", t)
