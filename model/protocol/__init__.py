@@ -151,6 +151,10 @@ Failover (:mod:`.failover`; seed "Failover and Recovery"; flip147 facts §3.2)
   the checkpoint, and finished subtasks of partly finished vertices, restart with no data left
   (they end their data at once); the coordinator forgets its views (FINISHED and end of data, C6),
   drops the reports on their way and aborts the pending checkpoint.
+* F1b with Flink's own timer (C3p), a failover may use up a checkpoint id: a trigger that drew
+  its id but had not yet created its pending checkpoint fails when the failover stops the
+  scheduler, so the next checkpoint skips that id (flip147 facts §4.6). Only where a trigger
+  could run: no checkpoint pending and a plan that is not declined.
 
 The job ends when every task is FINISHED; the transactions a sink left pre-committed when it
 finished are still pending then (what ``no_dangling_transaction`` forbids).

@@ -24,10 +24,16 @@ __all__ = ["failover"]
 def failover(job: Job, s: JobState) -> Steps:
     """F1: every task restarts from the latest completed checkpoint (from scratch without one);
     the coordinator forgets its views (FINISHED and end of data: C6, FLINK-32945's fix), drops the
-    reports on their way and aborts the pending checkpoint."""
-    c = s.coordinator
-    if c.failovers >= job.failures:
+    reports on their way and aborts the pending checkpoint. F1b: a trigger under way may use up
+    its id (:func:`_trigger_may_be_under_way`)."""
+    if s.coordinator.failovers >= job.failures:
         return []
+    burns = (False, True) if _trigger_may_be_under_way(job, s) else (False,)
+    return [(("failover",), _failover_step(job, s, burn)) for burn in burns]
+
+
+def _failover_step(job: Job, s: JobState, burn_id: bool) -> Step:
+    c = s.coordinator
     n = Step(job, s)
     if c.pending is not None:
         abort_pending(n, FAILOVER)
@@ -42,9 +48,22 @@ def failover(job: Job, s: JobState) -> Steps:
     known_end_of_data = 0 if job.protocol.reset_end_of_data_view_on_failover else c.known_end_of_data
     n.coord = n.coord._replace(known_finished=0, finished_reports=0, learned=True,
                                failovers=failovers, restore=restore if failovers < job.failures else None,
-                               known_end_of_data=known_end_of_data)
+                               known_end_of_data=known_end_of_data,
+                               last_id=n.coord.last_id + int(burn_id))
     n.notes.append(("failover", restore.id if restore is not None else 0))
-    return [(("failover",), n)]
+    if burn_id:
+        n.notes.append(("id-burned", n.coord.last_id))
+    return n
+
+
+def _trigger_may_be_under_way(job: Job, s: JobState) -> bool:
+    """F1b: with Flink's own timer (C3p) a trigger may be between drawing its id and creating its
+    pending checkpoint when the failover stops the scheduler; that id is used up (flip147 facts
+    §4.6). Only a trigger whose plan was not declined draws an id, and none runs while a
+    checkpoint is pending (C2)."""
+    c = s.coordinator
+    return (job.periodic_timer and c.pending is None and not c.stopped
+            and not isinstance(job.plan(c.known_finished), str))
 
 
 def _restart_task(n: Step, t: int, restore) -> None:

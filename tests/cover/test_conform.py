@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from flipcheck.cli import main
-from flipcheck.flink.conform import conform_files
+from flipcheck.flink.conform import _ids_check, conform_files
+from flipcheck.model.protocol import failover as failover_rules
 from flipcheck.flink.suite import ALTERATIONS, alter_run
 
 RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "flink_runs"
@@ -18,18 +19,46 @@ def _conform(run: Path, **options):
     return conform_files(str(run / "plan.json"), [str(run / "flink.log")], **options)
 
 
-@pytest.mark.parametrize("name", ["join-failover", "union-state", "join-race", "sink-v2-late-decline"])
+@pytest.mark.parametrize("name", ["join-failover", "union-state", "join-race", "sink-v2-late-decline",
+                                  "chain-failover-burned-id"])
 def test_a_stored_real_run_conforms_with_every_check(name):
     """join-race: a source snapshots after its data ended but before it logs so, and the
     coordinator triggers a task whose FINISHED switch it logged before the trigger line
     (flip147 facts §4.1, §4.4): both read as the model allows. sink-v2-late-decline: the last
-    task closes, then declines the trigger RPC that reaches it after the job's end (C4)."""
+    task closes, then declines the trigger RPC that reaches it after the job's end (C4).
+    chain-failover-burned-id: the failover stopped the scheduler while a trigger had drawn id 4,
+    so checkpoint 5 follows 3 (F1b)."""
     result = _conform(RUNS / name)
     assert result.conforms, (result.first_unexplained, [c for c in result.checks if not c.ok])
     assert {c.name for c in result.checks} == {"model", "trigger-plan", "final-checkpoint", "ids-in-order",
                                               "committed-output"}
     assert result.checkpoints >= 3 and result.first_unexplained is None
     assert "not checked" not in next(c for c in result.checks if c.name == "committed-output").detail
+
+
+def test_a_failover_that_uses_up_an_id_needs_rule_f1b(monkeypatch):
+    """Without F1b the model cannot explain the skipped id (flip147 facts §4.6)."""
+    run = RUNS / "chain-failover-burned-id"
+    log = (run / "flink.log").read_text()
+    assert "UNKNOWN_CHECKPOINT_ID" in log and "Triggering checkpoint 4 " not in log
+    ids = next(c for c in _conform(run).checks if c.name == "ids-in-order")
+    assert ids.ok and "1 id used up by failovers" in ids.detail
+    monkeypatch.setattr(failover_rules, "_trigger_may_be_under_way", lambda job, s: False)
+    result = _conform(run)
+    assert not result.conforms
+    assert result.first_unexplained["why"] == "C2: the next checkpoint id is 4, not 5"
+
+
+def test_an_id_skipped_without_a_failover_is_out_of_order():
+    observed = [(("trigger", 1), None), (("completed", 1), None), (("trigger", 3), _At("flink.log", 9))]
+    check = _ids_check(observed)
+    assert not check.ok and check.detail == "checkpoint 3 triggered after 1 (flink.log:9)"
+    assert _ids_check(observed[:2] + [(("failover",), None)] + observed[2:]).ok
+
+
+class _At:
+    def __init__(self, file, line):
+        self.file, self.line = file, line
 
 
 def test_a_flip_147_off_run_conforms_to_pre_flip_147_and_shows_its_loss():

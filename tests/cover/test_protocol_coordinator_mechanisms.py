@@ -1,5 +1,6 @@
-"""The coordinator's end-of-data view (C6), the input gate's released channels (J3) and
-stop-with-savepoint without drain (C7, J9) of the whole-job model, step by step."""
+"""The coordinator's end-of-data view (C6), the input gate's released channels (J3),
+stop-with-savepoint without drain (C7, J9) and the ids a failover uses up (F1b) of the whole-job
+model, step by step."""
 
 import pytest
 
@@ -28,6 +29,21 @@ def test_failover_clears_the_end_of_data_view(variant, view_after_failover):
     state = run(job, BOTH_ENDED)
     assert state.coordinator.known_end_of_data == 0b11
     assert run(job, [("failover",)], state).coordinator.known_end_of_data == view_after_failover
+
+
+@pytest.mark.parametrize("periodic_timer", [False, True])
+def test_only_flinks_own_timer_lets_a_failover_use_up_a_checkpoint_id(periodic_timer):
+    """F1b (flip147 facts §4.6): a trigger that drew its id when the failover stopped the
+    scheduler; the next checkpoint skips that id. Not with a checkpoint pending (C2)."""
+    job = make_job(example_graph("pair"), records=1, failures=1, periodic_timer=periodic_timer)
+    state = run(job, [])
+    after = sorted(n.coordinator.last_id for label, n, _ in successors(job, state) if label == ("failover",))
+    assert after == ([0, 1] if periodic_timer else [0])
+    if periodic_timer:
+        burned = next(n for label, n, _ in successors(job, state) if label == ("failover",) and n.coordinator.last_id)
+        assert [label for label, _, _ in successors(job, burned) if label[0] == "trigger"] == [("trigger", 2)]
+    pending = run(job, [("trigger", 1)], state)
+    assert [n.coordinator.last_id for label, n, _ in successors(job, pending) if label == ("failover",)] == [1]
 
 
 def test_the_trigger_believing_every_task_ended_is_noted():

@@ -2,6 +2,7 @@
 MiniCluster (about 5 s each) and must conform to the model; each run's log, altered to show a
 protocol violation, must not."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,29 @@ def runs(tmp_path_factory):
     return get
 
 
+def _report(conformance, failing: dict) -> str:
+    """What a reader of CI output needs when a real run does not conform: the failing checks,
+    the rule, and the log lines around the first unexplained event (runs are not repeatable)."""
+    lines = [f"{name}: {detail}" for name, detail in failing.items()]
+    first = conformance.first_unexplained
+    if first is not None:
+        lines.append(f"first unexplained: {first['file']}:{first['line']}: {first['event']}")
+        lines.append(f"why: {first['why']}")
+        log = Path(first["file"]).read_text(errors="replace").splitlines()
+        for number in range(max(1, first["line"] - 12), min(len(log), first["line"] + 3) + 1):
+            lines.append(f"{'>' if number == first['line'] else ' '}{number}: {_short(log[number - 1])}")
+    return "\n".join(lines)
+
+
+def _short(line: str) -> str:
+    """A log4j line with its logger's package and the thread context dropped."""
+    match = re.match(r"\S+ (\S+) (\w+)\s+(\S+)\s+\[[^\]]*\] - (.*)", line)
+    if match:
+        time, level, logger, message = match.groups()
+        line = f"{time} {level} {logger.rsplit('.', 1)[-1]}: {message}"
+    return line[:240]
+
+
 @pytest.mark.parametrize("case", CONFORMANCE_SUITE, ids=lambda case: case.name)
 def test_a_real_run_conforms(runs, case):
     out, result, conformance = runs(case.name)
@@ -32,10 +56,10 @@ def test_a_real_run_conforms(runs, case):
     if case.expect_loss:
         # FLIP-147 off: the run is a behaviour of the pre-FLIP-147 model; whatever its sinks lost
         # is the end-of-job loss FLIP-147 removes, not a model failure.
-        assert "model" not in failing, (conformance.first_unexplained, failing)
-        assert set(failing) <= {"committed-output"}, failing
+        assert "model" not in failing, _report(conformance, failing)
+        assert set(failing) <= {"committed-output"}, _report(conformance, failing)
     else:
-        assert conformance.conforms, (conformance.first_unexplained, failing)
+        assert conformance.conforms, _report(conformance, failing)
         assert result.records_committed == result.records_expected
 
 
