@@ -162,7 +162,7 @@ def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobStat
             lagging.append(("completed", note[1]))
         elif note[0] == "aborted":
             k, reason, t = note[1], note[2], note[3]
-            if kind == "failover" or note[2] == "CHECKPOINT_DECLINED_TASK_CLOSING" and t is None:
+            if kind == "failover" or reason == "CHECKPOINT_DECLINED_TASK_CLOSING" and t is None:
                 optional.append(("failed", k))    # the coordinator's own abort: suspended, finalize failed
             else:
                 lagging.append(("failed", k))

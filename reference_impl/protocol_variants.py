@@ -84,7 +84,8 @@ class CancelPendingOnFinish(Protocol):
 class PreFlip147(Protocol):
     """The job before FLIP-147: the coordinator declines checkpoints once a task finished,
     EndOfPartition aborts a pending checkpoint, and tasks finish without a final checkpoint
-    (cancelling pending ones) — the two-phase-commit sink's last records are never committed."""
+    (dropping the snapshots they have not acknowledged, so a pending checkpoint can only fail) —
+    the two-phase-commit sink's last records are never committed."""
 
     name = "pre-flip-147"
     source = "seed, motivation; flip147 facts §1.3 step 1, §2.1 (flag off)"

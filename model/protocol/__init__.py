@@ -64,7 +64,10 @@ Sources and tasks (:mod:`.tasks`)
   Finishing sends EndOfPartition downstream and a FINISHED report to the coordinator; a sink
   aborts its open transaction (``close()``), and pre-committed transactions it still holds stay
   pending in the external system: a finished task is never notified again. With FLIP-147 off the
-  task finishes at once and cancels (declines) its pending checkpoints.
+  task finishes at once and cancels its pending checkpoints: it drops the snapshots it has not
+  acknowledged without declining them, so the coordinator's pending checkpoint can no longer
+  complete and fails only when the job ends (C8) or fails over (flip147 facts §4.7). Variants
+  that cancel with FLIP-147 on decline them.
 * J8 a completion notification commits a sink's pre-committed transactions up to that id
   (flip147 facts §3.1 ``notifyCheckpointComplete``; two-phase commit).
 * J9 (``stop_with_savepoint`` jobs) a task performing the synchronous savepoint of a

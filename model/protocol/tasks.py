@@ -99,8 +99,9 @@ def poll_released(job: Job, s: JobState, t: int) -> Steps:
 
 
 def finish(job: Job, s: JobState, t: int) -> Steps:
-    """J7: a task allowed to finish (:func:`may_finish`) declines the checkpoints it still takes
-    part in (none unless FLIP-147 is off or a variant), sends EndOfPartition downstream and its
+    """J7: a task allowed to finish (:func:`may_finish`) cancels the checkpoints it still takes
+    part in (none unless FLIP-147 is off or a variant: off, it drops them without a decline,
+    flip147 facts §4.7; a variant declines them), sends EndOfPartition downstream and its
     FINISHED report to the coordinator (C1: it arrives later). A sink's ``close()`` aborts its open
     transaction; the pre-committed ones stay pending: a finished task is never notified again."""
     if not may_finish(job, s, t):
@@ -110,8 +111,9 @@ def finish(job: Job, s: JobState, t: int) -> Steps:
     cancelled = tuple(k for k, _ in ts.outbox) + ((ts.snapshot[0],) if ts.snapshot is not None else ())
     if cancelled:
         n.notes.append(("cancelled", t, cancelled))
-        for k in cancelled:
-            decline(n, t, k, TASK_CLOSING)
+        if job.after_finished:  # a variant's cancellation; FLIP-147 off drops them silently (§4.7)
+            for k in cancelled:
+                decline(n, t, k, TASK_CLOSING)
     left = ts.precommitted + ts.recovered
     n.tasks[t] = FINISHED_TASK._replace(precommitted=left) if left else FINISHED_TASK
     n.broadcast(t, END_OF_PARTITION_MSG)

@@ -61,8 +61,12 @@ class _At:
         self.file, self.line = file, line
 
 
-def test_a_flip_147_off_run_conforms_to_pre_flip_147_and_shows_its_loss():
-    run = RUNS / "chain-flip147-off"
+@pytest.mark.parametrize("name", ["chain-flip147-off", "chain-flip147-off-dropped-snapshot"])
+def test_a_flip_147_off_run_conforms_to_pre_flip_147_and_shows_its_loss(name):
+    """chain-flip147-off-dropped-snapshot: both sources finish with checkpoint 6 unacknowledged
+    and decline nothing; the sinks' acknowledgements are still accepted, and checkpoint 6 fails
+    at the job's end (J7 with FLIP-147 off, flip147 facts §4.7)."""
+    run = RUNS / name
     under_flip147 = _conform(run)
     assert not under_flip147.conforms
     # The log dates a source's end of data only from above (its later `Finished task` line), so

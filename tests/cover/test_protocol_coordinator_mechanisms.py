@@ -46,6 +46,19 @@ def test_only_flinks_own_timer_lets_a_failover_use_up_a_checkpoint_id(periodic_t
     assert [n.coordinator.last_id for label, n, _ in successors(job, pending) if label == ("failover",)] == [1]
 
 
+def test_with_flip_147_off_a_finishing_task_drops_its_snapshot_without_declining():
+    """J7 with FLIP-147 off (flip147 facts §4.7): the checkpoint stays pending, waiting for an
+    acknowledgement that never comes, until the job's end suspends it (C8)."""
+    job = make_job(example_graph("pair"), "pre-flip-147", records=1)
+    ended = run(job, [("trigger", 1), ("rpc", SRC, 1), ("emit", SRC, 0), ("end-of-data", SRC)])
+    assert ended.tasks[SRC].outbox
+    notes = _notes(job, ended, ("finish", SRC))
+    assert ("cancelled", SRC, (1,)) in notes and not [n for n in notes if n[0] == "aborted"]
+    finished = run(job, [("finish", SRC)], ended)
+    assert finished.coordinator.pending.id == 1 and finished.tasks[SRC].outbox == ()
+    assert ("ack", SRC, 1) not in _labels(job, finished)
+
+
 def test_the_trigger_believing_every_task_ended_is_noted():
     job = make_job(example_graph("pair"), records=0)
     state = run(job, BOTH_ENDED)
