@@ -35,6 +35,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterable, Sequence
 
+from .fingerprints import FingerprintTable, collision_probability, fingerprint
+
 __all__ = ["Exploration", "explore", "trace_to", "StateGraph", "explore_graph", "cannot_reach", "lasso"]
 
 
@@ -137,21 +139,32 @@ class StateGraph:
     """The reachable state graph of a search by :func:`explore_graph`.
 
     States are numbered in breadth-first order, so a smaller id is never deeper; ``parent`` and
-    ``label`` give a shortest path to every state; the successors of state ``i`` are
-    ``targets[offsets[i]:offsets[i + 1]]`` (when ``edges`` were kept; ``offsets`` has one entry
-    per *expanded* state plus one). ``problems`` maps a problem's name to the first (hence
-    shortest) occurrence: ``(state id, label, problems)`` for a problem on the step ``label``
-    taken from that state, ``(state id, None, problems)`` for a problem of the state itself.
+    ``label`` give a shortest path to every state (``label`` holds an index into ``labels``);
+    the successors of state ``i`` are ``targets[offsets[i]:offsets[i + 1]]`` (when ``edges``
+    were kept; ``offsets`` has one entry per *expanded* state plus one). ``problems`` maps a
+    problem's name to the first (hence shortest) occurrence: ``(state id, label, problems)`` for a
+    problem on the step ``label`` taken from that state, ``(state id, None, problems)`` for a
+    problem of the state itself.
+
+    With ``store="states"`` the states themselves are kept in ``states``; with
+    ``store="fingerprints"`` only their fingerprints (:mod:`.fingerprints`) and ``marks``, one
+    small number per state that the caller's ``mark(state)`` computed, are kept: a state is
+    rebuilt by replaying :meth:`path_to`.
     """
 
     states: list = field(default_factory=list)
-    parent: array = field(default_factory=lambda: array("l"))
-    label: list = field(default_factory=list)
-    depth: array = field(default_factory=lambda: array("l"))
-    offsets: array = field(default_factory=lambda: array("l", [0]))
-    targets: array = field(default_factory=lambda: array("l"))
+    parent: array = field(default_factory=lambda: array("i"))
+    label_index: array = field(default_factory=lambda: array("i"))
+    labels: list = field(default_factory=list)
+    depth: array = field(default_factory=lambda: array("i"))
+    offsets: array = field(default_factory=lambda: array("q", [0]))
+    targets: array = field(default_factory=lambda: array("i"))
+    marks: bytearray = field(default_factory=bytearray)
+    fingerprints: FingerprintTable | None = None
+    generated: int = 0
     transitions: int = 0
     expanded: int = 0
+    peak_frontier: int = 0
     complete: bool = False
     edges: bool = True
     deadlocks: list = field(default_factory=list)
@@ -160,11 +173,31 @@ class StateGraph:
     seconds: float = 0.0
 
     def __len__(self) -> int:
-        return len(self.states)
+        return len(self.parent)
 
     @property
     def states_per_second(self) -> float:
-        return len(self.states) / self.seconds if self.seconds > 0 else float("inf")
+        return len(self) / self.seconds if self.seconds > 0 else float("inf")
+
+    @property
+    def collision_probability(self) -> float:
+        """The chance that two states shared a fingerprint (0 when states are kept)."""
+        return collision_probability(len(self), self.generated) if self.fingerprints is not None else 0.0
+
+    @property
+    def bytes_per_state(self) -> float:
+        """Bytes the seen-set and the graph take per state, the frontier excluded (fingerprint
+        storage only: kept states are Python objects, measured with ``tracemalloc`` instead)."""
+        arrays = (self.parent, self.label_index, self.depth, self.offsets, self.targets)
+        used = sum(a.buffer_info()[1] * a.itemsize for a in arrays) + len(self.marks)
+        if self.fingerprints is not None:
+            used += self.fingerprints.bytes_used
+        return used / max(len(self), 1)
+
+    def label(self, i: int):
+        """The label of the step that first reached state ``i`` (None for an initial state)."""
+        k = self.label_index[i]
+        return self.labels[k] if k >= 0 else None
 
     def successors_of(self, i: int) -> array:
         return self.targets[self.offsets[i]:self.offsets[i + 1]]
@@ -173,7 +206,7 @@ class StateGraph:
         """Labels and state ids of a shortest path from an initial state to ``i``."""
         labels, ids = [], [i]
         while self.parent[i] >= 0:
-            labels.append(self.label[i])
+            labels.append(self.label(i))
             i = self.parent[i]
             ids.append(i)
         return labels[::-1], ids[::-1]
@@ -190,6 +223,8 @@ def explore_graph(
     stop_at_first: bool = False,
     stop_when: Callable[[StateGraph], bool] | None = None,
     edges: bool = True,
+    store: str = "states",
+    mark: Callable[[Hashable], int] | None = None,
     progress: Callable[[StateGraph, float], None] | None = None,
     progress_every: float = 2.0,
 ) -> StateGraph:
@@ -198,11 +233,12 @@ def explore_graph(
     ``successors(state)`` yields ``(label, next_state, problems)``; every problem needs a
     ``property`` attribute (its name; :class:`~flipcheck.properties.violation.Violation`).
     ``is_final(state)``: a state without steps that is *not* a deadlock. ``canonical(state)``
-    maps each successor to the representative stored. The search stops after ``max_states``
-    distinct states (``complete`` is then false), at the first problem with ``stop_at_first``, or
-    once ``stop_when(graph)`` holds (checked after each expanded state, so what was found before
-    is exactly what a full search finds first). ``progress(graph, seconds)`` is called every
-    ``progress_every`` seconds.
+    maps each successor to the representative stored. ``store="fingerprints"`` keeps 64-bit
+    fingerprints instead of the states (and ``mark(state)``, a number below 256, per state).
+    The search stops after ``max_states`` distinct states (``complete`` is then false), at the
+    first problem with ``stop_at_first``, or once ``stop_when(graph)`` holds (checked after each
+    expanded state, so what was found before is exactly what a full search finds first).
+    ``progress(graph, seconds)`` is called every ``progress_every`` seconds.
 
     >>> def successors(n):                      # 0 -> 1 -> 2 -> 1 ...; 3 is a dead end
     ...     return {0: [("a", 1, []), ("b", 3, [])], 1: [("c", 2, [])], 2: [("d", 1, [])]}.get(n, [])
@@ -214,50 +250,81 @@ def explore_graph(
     [1, 2]
     >>> [g.states[i] for i in lasso(g, bad, g.states.index(1))[1]]   # the cycle closes on a repeated state
     [1, 2, 1]
+    >>> f = explore_graph([0], successors, store="fingerprints")
+    >>> (len(f), f.transitions, f.deadlocks, list(f.targets)) == (len(g), g.transitions, g.deadlocks, list(g.targets))
+    True
     """
+    if store not in ("states", "fingerprints"):
+        raise ValueError(f"store must be 'states' or 'fingerprints', got {store!r}")
     started = time.perf_counter()
     next_report = started + progress_every
-    graph = StateGraph(edges=edges)
+    keep_states = store == "states"
+    graph = StateGraph(edges=edges, fingerprints=None if keep_states else FingerprintTable())
     index: dict = {}
-    states, parent, labels, depth = graph.states, graph.parent, graph.label, graph.depth
-    offsets, targets = graph.offsets, graph.targets
+    table = graph.fingerprints
+    frontier: deque = deque()   # states not yet expanded (all of graph.states when they are kept)
+    parent, label_index, depth = graph.parent, graph.label_index, graph.depth
+    offsets, targets, marks = graph.offsets, graph.targets, graph.marks
     problems = graph.problems
+    label_numbers: dict = {}
+
+    def number_label(label) -> int:
+        k = label_numbers.get(label)
+        if k is None:
+            k = label_numbers[label] = len(graph.labels)
+            graph.labels.append(label)
+        return k
 
     def add(state, from_id: int, label, d: int) -> int:
-        new_id = len(states)
-        index[state] = new_id
-        states.append(state)
+        new_id = len(parent)
+        if keep_states:
+            index[state] = new_id
+            graph.states.append(state)
+        frontier.append(state)
         parent.append(from_id)
-        labels.append(label)
+        label_index.append(number_label(label) if label is not None else -1)
         depth.append(d)
+        if mark is not None:
+            marks.append(mark(state))
         if check_state is not None:
             for problem in check_state(state) or ():
                 problems.setdefault(problem.property, (new_id, None, [problem]))
         return new_id
 
+    def seen(state) -> int:
+        """The number of ``state`` if seen, else -1; with fingerprints an unseen state's
+        fingerprint is entered at once (numbered as :func:`add` will number it), unless the
+        ``max_states`` bound is reached."""
+        if keep_states:
+            return index.get(state, -1)
+        if max_states is not None and len(parent) >= max_states:
+            return table.find(fingerprint(state))
+        new_id = len(parent)
+        found = table.number_of(fingerprint(state), new_id)
+        return found if found != new_id else -1
+
     for state in initial:
         if canonical is not None:
             state = canonical(state)
-        if state not in index:
+        if seen(state) < 0:
             add(state, -1, None, 0)
     truncated = False
     i = 0
     transitions = 0
-    while i < len(states):
+    while frontier:
         if (stop_at_first and problems) or (stop_when is not None and stop_when(graph)):
             break
-        state = states[i]
+        state = frontier.popleft()
         d = depth[i] + 1
         count = 0
         for label, nxt, found in successors(state):
             count += 1
             if canonical is not None:
                 nxt = canonical(nxt)
-            j = index.get(nxt)
-            if j is None:
-                if max_states is not None and len(states) >= max_states:
+            j = seen(nxt)
+            if j < 0:
+                if max_states is not None and len(parent) >= max_states:
                     truncated = True
-                    j = -1
                 else:
                     j = add(nxt, i, label, d)
             if edges:
@@ -274,22 +341,24 @@ def explore_graph(
         i += 1
         if edges:
             offsets.append(len(targets))
+        if len(frontier) > graph.peak_frontier:
+            graph.peak_frontier = len(frontier)
         if progress is not None and (i & 1023) == 0:
             now = time.perf_counter()
             if now >= next_report:
                 graph.transitions, graph.expanded = transitions, i
                 progress(graph, now - started)
                 next_report = now + progress_every
-    graph.transitions = transitions
+    graph.transitions = graph.generated = transitions
     graph.expanded = i
-    graph.complete = i == len(states) and not truncated
+    graph.complete = i == len(parent) and not truncated
     graph.seconds = time.perf_counter() - started
     return graph
 
 
 def _reverse(graph: StateGraph) -> tuple[array, array]:
     """Predecessor lists in the same flat layout (counting sort)."""
-    n = len(graph.states)
+    n = len(graph)
     counts = array("l", [0]) * (n + 1)
     targets = graph.targets
     for j in targets:
@@ -315,7 +384,7 @@ def cannot_reach(graph: StateGraph, targets: Iterable[int], within: bytearray | 
     ``s`` with ``within[s]`` count (targets outside it are ignored)."""
     if not graph.edges:
         raise ValueError("the graph was explored without edges")
-    n = len(graph.states)
+    n = len(graph)
     counts, sources = _reverse(graph)
     good = bytearray(n)
     stack = []

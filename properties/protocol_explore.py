@@ -59,7 +59,7 @@ from .protocol_properties import (
 from .violation import Violation
 
 __all__ = ["Counterexample", "TraceStep", "JobExploration", "GRAPH_PROPERTIES", "explore_job", "replay", "simulate",
-           "end_state", "canonical", "checkpoint_ids", "rename_ids", "rename_label"]
+           "end_state", "canonical", "checkpoint_ids", "rename_ids", "rename_label", "edge_label"]
 
 
 @dataclass
@@ -292,8 +292,15 @@ def _checked_successors(job: Job):
     return step
 
 
+def _abort_marks(state: JobState) -> int:
+    """What the after-abort property reads of a state: 1 if a checkpoint completed after the
+    latest abort, 2 if the latest abort is newer than every completed checkpoint."""
+    c = state.coordinator
+    return (c.completed > c.last_aborted) | (c.last_aborted > c.completed) << 1
+
+
 def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool = False, liveness: bool = True,
-                shortest_of: str | None = None,
+                shortest_of: str | None = None, store: str = "states",
                 progress: Callable[[StateGraph, float], None] | None = None) -> JobExploration:
     """Explore ``job`` exhaustively (up to ``max_states``) and check every property.
 
@@ -302,6 +309,9 @@ def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool 
     ``shortest_of=PROPERTY`` ends the search as soon as the shortest counterexample of that step,
     state or deadlock property is known: the same trace a full search reports for it, found
     without exploring the rest (a graph property still needs the whole graph).
+    ``store="fingerprints"`` keeps 64-bit fingerprints of the states instead of the states
+    (:mod:`.fingerprints`): the same counts and verdicts in a tenth of the memory, unless two
+    states share a fingerprint (``graph.collision_probability``).
     """
     stop_when = None
     if shortest_of == NO_DEADLOCK:
@@ -311,14 +321,15 @@ def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool 
     graph = explore_graph([initial_state(job)], _checked_successors(job), is_final=lambda s: is_end(job, s),
                           check_state=lambda s: check_state(job, s) if is_end(job, s) else (),
                           canonical=lambda s: _canonical(job, s)[0], max_states=max_states, stop_at_first=stop_at_first,
-                          stop_when=stop_when, edges=liveness, progress=progress)
+                          stop_when=stop_when, edges=liveness, store=store, mark=_abort_marks, progress=progress)
     found = []
     for name, (i, label, problems) in graph.problems.items():
         labels = graph.path_to(i)[0] + ([label] if label is not None else [])
         found.append(Counterexample(name, problems[0].message, labels))
     if graph.deadlocks:
         i = graph.deadlocks[0]
-        found.append(Counterexample(NO_DEADLOCK, no_deadlock(job, graph.states[i])[0].message, graph.path_to(i)[0]))
+        found.append(Counterexample(NO_DEADLOCK, no_deadlock(job, _state_at(job, graph, i))[0].message,
+                                    graph.path_to(i)[0]))
     if liveness and graph.complete:
         found += _liveness(job, graph)
     found.sort(key=lambda c: (c.length, c.property))
@@ -338,10 +349,21 @@ def _source_of(graph: StateGraph, position: int) -> int:
     return lo
 
 
-def _label_at(job: Job, graph: StateGraph, position: int) -> tuple:
+def _state_at(job: Job, graph: StateGraph, i: int) -> JobState:
+    """State ``i`` as the explorer stored it (canonical); with fingerprints, rebuilt by
+    replaying the path to it."""
+    if graph.states:
+        return graph.states[i]
+    state = replay(job, graph.path_to(i)[0])[-1].state if graph.parent[i] >= 0 else initial_state(job)
+    return canonical(job, state)
+
+
+def edge_label(job: Job, graph: StateGraph, position: int) -> tuple:
+    """The label of the step that edge ``position`` of ``graph`` (``graph.targets``) stands for,
+    in the explorer's renamed ids (what :func:`replay` takes)."""
     i = _source_of(graph, position)
     k = position - graph.offsets[i]
-    for n, (label, _, _) in enumerate(successors(job, graph.states[i])):
+    for n, (label, _, _) in enumerate(successors(job, _state_at(job, graph, i))):
         if n == k:
             return label
     raise AssertionError("edge not found")
@@ -359,19 +381,19 @@ def _liveness(job: Job, graph: StateGraph) -> list[Counterexample]:
     start = stuck.find(1)
     if start >= 0:
         positions, ids = lasso(graph, stuck, start)
-        labels = [_label_at(job, graph, p) for p in positions]
+        labels = [edge_label(job, graph, p) for p in positions]
         repeat = ids.index(ids[-1])
         stem = graph.path_to(start)[0] + labels[:repeat]
         found.append(Counterexample(END_REACHABLE, "the job can run into a cycle that never ends it: every task "
                                     "keeps waiting", stem, labels[repeat:]))
     # A checkpoint can complete after an abort (or the job ends).
-    states = graph.states
-    targets = [i for i, state in enumerate(states) if state.coordinator.completed > state.coordinator.last_aborted]
+    marks = graph.marks
+    targets = [i for i in range(len(graph)) if marks[i] & 1]
     targets += graph.finals
     hopeless = cannot_reach(graph, targets)
-    for i, state in enumerate(states):
-        c = state.coordinator
-        if hopeless[i] and c.last_aborted > c.completed:
+    for i in range(len(graph)):
+        if hopeless[i] and marks[i] & 2:
+            c = _state_at(job, graph, i).coordinator
             found.append(Counterexample(AFTER_ABORT, f"checkpoint {c.last_aborted} was aborted and from here no "
                                         "newer checkpoint can complete and the job cannot end", graph.path_to(i)[0]))
             break

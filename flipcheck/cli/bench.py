@@ -13,8 +13,9 @@ Benchmarks (speed goals are measured here, never by timed tests).
                             on a typical pipeline and on the seed's adversarial O(n^2) case
   flipcheck bench barriers  distinct states per second exploring the barrier-handler model
                             (3 channels, checkpoint ids 1..3, every configuration)
-  flipcheck bench explore   distinct states per second exploring the whole-job protocol
-                            (generators/protocol.py example graphs, every mode, 0 and 1 failover)
+  flipcheck bench explore   distinct states per second and bytes per state exploring the
+                            whole-job protocol (generators/protocol.py example graphs, every
+                            mode, 0 and 1 failover), keeping states and keeping fingerprints
   flipcheck bench flink     one small real Flink 2.3 job (source -> map -> two-phase-commit sink,
                             parallelism 2): wall time split into compile, JVM start, job,
                             total and validation (conform); the JVM's listening addresses and
@@ -100,25 +101,54 @@ def _bench_barriers(args) -> int:
 
 
 def _bench_explore(args) -> int:
+    """Both stores of the explorer in the same run: states kept (the explorer before
+    fingerprints) and 64-bit fingerprints. Speed untraced; memory is the peak ``tracemalloc``
+    sees per state in a second, traced run (configurations up to 100,000 states), and the
+    exact size of the fingerprint table and graph arrays."""
+    import tracemalloc
+
     from flipcheck.generators.protocol import example_graph
     from flipcheck.model.protocol import Job
     from flipcheck.properties.protocol_explore import explore_job
 
+    def peak_bytes_per_state(job, store: str) -> float:
+        tracemalloc.start()
+        try:
+            result = explore_job(job, store=store)
+            return tracemalloc.get_traced_memory()[1] / result.states
+        finally:
+            tracemalloc.stop()
+
     if not args.json:
-        print(f"{'graph':<8} {'mode':<14} {'failures':>8} {'states':>8} {'complete':>8} {'seconds':>8} {'states/s':>10}")
+        print(f"{'graph':<8} {'mode':<14} {'fail':>4} {'states':>8} {'complete':>8} {'states/s':>9} "
+              f"{'fp st/s':>9} {'peak B/st':>9} {'fp peak':>8} {'fp seen+graph':>13} {'collision':>9}")
     for name in ("pair", "chain", "diamond"):
         for mode in ("aligned", "unaligned", "at-least-once"):
             for failures in (0, 1):
-                result = explore_job(Job(example_graph(name), mode=mode, records=1, failures=failures),
-                                     max_states=200_000)
-                row = {"graph": name, "mode": mode, "failures": failures, "states": result.states,
-                       "complete": result.complete, "seconds": round(result.seconds, 3),
-                       "states_per_second": round(result.states_per_second)}
+                job = Job(example_graph(name), mode=mode, records=1, failures=failures)
+                kept = explore_job(job, max_states=200_000, store="states")
+                fingerprinted = explore_job(job, max_states=200_000, store="fingerprints")
+                graph = fingerprinted.graph
+                traced = kept.complete and kept.states <= 100_000
+                row = {"graph": name, "mode": mode, "failures": failures, "states": kept.states,
+                       "complete": kept.complete, "seconds": round(kept.seconds, 3),
+                       "states_per_second": round(kept.states_per_second),
+                       "fingerprints_states": fingerprinted.states,  # fewer only after a collision
+                       "fingerprints_seconds": round(fingerprinted.seconds, 3),
+                       "fingerprints_states_per_second": round(fingerprinted.states_per_second),
+                       "peak_bytes_per_state": round(peak_bytes_per_state(job, "states")) if traced else None,
+                       "fingerprints_peak_bytes_per_state":
+                           round(peak_bytes_per_state(job, "fingerprints")) if traced else None,
+                       "fingerprints_seen_and_graph_bytes_per_state": round(graph.bytes_per_state, 1),
+                       "collision_probability": graph.collision_probability}
                 if args.json:
                     print(json.dumps(row))
                 else:
-                    print(f"{name:<8} {mode:<14} {failures:>8} {result.states:>8} {str(result.complete):>8} "
-                          f"{result.seconds:>8.2f} {result.states_per_second:>10,.0f}", flush=True)
+                    peak, fp_peak = row["peak_bytes_per_state"], row["fingerprints_peak_bytes_per_state"]
+                    print(f"{name:<8} {mode:<14} {failures:>4} {kept.states:>8} {str(kept.complete):>8} "
+                          f"{kept.states_per_second:>9,.0f} {fingerprinted.states_per_second:>9,.0f} "
+                          f"{peak if peak is not None else '-':>9} {fp_peak if fp_peak is not None else '-':>8} "
+                          f"{graph.bytes_per_state:>13.1f} {graph.collision_probability:>9.1e}", flush=True)
     return 0
 
 

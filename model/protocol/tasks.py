@@ -111,7 +111,7 @@ def finish(job: Job, s: JobState, t: int) -> Steps:
     cancelled = tuple(k for k, _ in ts.outbox) + ((ts.snapshot[0],) if ts.snapshot is not None else ())
     if cancelled:
         n.notes.append(("cancelled", t, cancelled))
-        if job.after_finished:  # a variant's cancellation; FLIP-147 off drops them silently (§4.7)
+        if job.after_finished:  # a variant cancels; FLIP-147 off drops silently (flip147 facts §4.7)
             for k in cancelled:
                 decline(n, t, k, TASK_CLOSING)
     left = ts.precommitted + ts.recovered

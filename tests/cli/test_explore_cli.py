@@ -19,9 +19,18 @@ def run_cli(capsys, *args):
 def test_correct_protocol_complete_without_violation(capsys, graph_file):
     code, out, err = run_cli(capsys, graph_file(PAIR), "--json", "--failures", "1")
     result = json.loads(out)
-    assert list(result) == ["states", "transitions", "complete", "violations"]
+    assert list(result) == ["states", "transitions", "complete", "violations", "store", "collision_probability"]
     assert code == 0 and result["complete"] and result["violations"] == []
     assert result["transitions"] >= result["states"] - 1 > 0
+    assert result["store"] == "fingerprints" and 0 < result["collision_probability"] < 1e-9
+
+
+def test_both_stores_give_the_same_answer(capsys, graph_file):
+    outputs = []
+    for store in ("states", "fingerprints"):
+        code, out, _ = run_cli(capsys, graph_file(PAIR), "--json", "--variant", "pre-flip-147", "--store", store)
+        outputs.append((code, {k: v for k, v in json.loads(out).items() if k not in ("store", "collision_probability")}))
+    assert outputs[0] == outputs[1] and outputs[0][0] == 1
 
 
 def test_variant_violation_exits_1_with_a_trace(capsys, graph_file):

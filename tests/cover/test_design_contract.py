@@ -70,7 +70,7 @@ def test_mutants_are_named_variants_of_their_design(name):
 SHARED = {
     "model": {"jobgraph", "execution_graph", "graph_json", "pointwise", "channel_env", "actions"},
     "reference_impl": set(),
-    "properties": {"explore", "violation", "refinement"},
+    "properties": {"explore", "fingerprints", "violation", "refinement"},
     "generators": {"choices", "job_graphs", "enumerate_dags", "channel_events", "actions"},
 }
 # How a layer names a design's module: the design's stem, then an optional suffix.
