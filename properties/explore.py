@@ -37,7 +37,7 @@ from typing import Any, Callable, Hashable, Iterable, Sequence
 
 from .fingerprints import FingerprintTable, collision_probability, fingerprint
 
-__all__ = ["Exploration", "explore", "trace_to", "StateGraph", "explore_graph", "cannot_reach", "lasso"]
+__all__ = ["Exploration", "explore", "trace_to", "StateGraph", "GraphBuilder", "explore_graph", "cannot_reach", "lasso"]
 
 
 @dataclass
@@ -212,6 +212,93 @@ class StateGraph:
         return labels[::-1], ids[::-1]
 
 
+class GraphBuilder:
+    """The bookkeeping of a breadth-first search that keeps the reachable graph: numbering,
+    parent pointers, labels, marks, problems, edges. :func:`explore_graph` drives it in one
+    process; ``flipcheck.explore_spark`` drives it from expansions done on a Spark cluster, so
+    both build the same :class:`StateGraph`, number for number.
+
+    States are numbered in the order :meth:`add` is called; a state is expanded by
+    :meth:`edge` per successor, :meth:`step_problems` and :meth:`expanded`, in number order.
+    """
+
+    def __init__(self, store: str = "states", edges: bool = True):
+        if store not in ("states", "fingerprints"):
+            raise ValueError(f"store must be 'states' or 'fingerprints', got {store!r}")
+        self.keep_states = store == "states"
+        self.graph = StateGraph(edges=edges, fingerprints=None if self.keep_states else FingerprintTable())
+        self._index: dict = {}
+        self._label_numbers: dict = {}
+
+    @classmethod
+    def continuing(cls, graph: StateGraph) -> "GraphBuilder":
+        """A builder that goes on with ``graph`` (fingerprints kept), e.g. one read back from disk."""
+        builder = cls("fingerprints", graph.edges)
+        builder.graph = graph
+        builder._label_numbers = {label: k for k, label in enumerate(graph.labels)}
+        return builder
+
+    def __len__(self) -> int:
+        return len(self.graph.parent)
+
+    def seen(self, state, key: int | None = None, may_add: bool = True) -> int:
+        """The number of ``state`` if seen, else -1. With fingerprints (``key``, or the
+        state's own), an unseen one is entered at once under the number :meth:`add` gives
+        next, unless ``may_add`` is false."""
+        if self.keep_states:
+            return self._index.get(state, -1)
+        if key is None:
+            key = fingerprint(state)
+        table = self.graph.fingerprints
+        if not may_add:
+            return table.find(key)
+        new_id = len(self)
+        found = table.number_of(key, new_id)
+        return found if found != new_id else -1
+
+    def add(self, state, from_id: int, label, depth: int, mark: int = 0, problems=()) -> int:
+        """Number a new state (``state`` may be None with fingerprints), reached from
+        ``from_id`` by ``label``; ``problems`` are the state's own violations."""
+        graph = self.graph
+        new_id = len(graph.parent)
+        if self.keep_states:
+            self._index[state] = new_id
+            graph.states.append(state)
+        graph.parent.append(from_id)
+        graph.label_index.append(self._number_label(label) if label is not None else -1)
+        graph.depth.append(depth)
+        graph.marks.append(mark)
+        for problem in problems or ():
+            graph.problems.setdefault(problem.property, (new_id, None, [problem]))
+        return new_id
+
+    def _number_label(self, label) -> int:
+        k = self._label_numbers.get(label)
+        if k is None:
+            k = self._label_numbers[label] = len(self.graph.labels)
+            self.graph.labels.append(label)
+        return k
+
+    def edge(self, j: int) -> None:
+        if self.graph.edges:
+            self.graph.targets.append(j)
+
+    def step_problems(self, i: int, label, found) -> None:
+        """The first occurrence of each property violated on the step ``label`` from ``i``."""
+        for problem in found:
+            self.graph.problems.setdefault(problem.property, (i, label, [p for p in found if p.property == problem.property]))
+
+    def expanded(self, i: int, successors: int, final: bool) -> None:
+        """State ``i`` had ``successors`` steps; with none it is ``final`` or a deadlock."""
+        graph = self.graph
+        if successors == 0:
+            (graph.finals if final else graph.deadlocks).append(i)
+        graph.transitions += successors
+        graph.expanded = i + 1
+        if graph.edges:
+            graph.offsets.append(len(graph.targets))
+
+
 def explore_graph(
     initial: Iterable[Hashable],
     successors: Callable[[Hashable], Iterable[tuple[Any, Hashable, Sequence]]],
@@ -254,104 +341,55 @@ def explore_graph(
     >>> (len(f), f.transitions, f.deadlocks, list(f.targets)) == (len(g), g.transitions, g.deadlocks, list(g.targets))
     True
     """
-    if store not in ("states", "fingerprints"):
-        raise ValueError(f"store must be 'states' or 'fingerprints', got {store!r}")
-    started = time.perf_counter()
-    next_report = started + progress_every
-    keep_states = store == "states"
-    graph = StateGraph(edges=edges, fingerprints=None if keep_states else FingerprintTable())
-    index: dict = {}
-    table = graph.fingerprints
-    frontier: deque = deque()   # states not yet expanded (all of graph.states when they are kept)
-    parent, label_index, depth = graph.parent, graph.label_index, graph.depth
-    offsets, targets, marks = graph.offsets, graph.targets, graph.marks
-    problems = graph.problems
-    label_numbers: dict = {}
-
-    def number_label(label) -> int:
-        k = label_numbers.get(label)
-        if k is None:
-            k = label_numbers[label] = len(graph.labels)
-            graph.labels.append(label)
-        return k
+    builder = GraphBuilder(store, edges)
+    graph = builder.graph
+    frontier: deque = deque()   # states not yet expanded, in number order
 
     def add(state, from_id: int, label, d: int) -> int:
-        new_id = len(parent)
-        if keep_states:
-            index[state] = new_id
-            graph.states.append(state)
         frontier.append(state)
-        parent.append(from_id)
-        label_index.append(number_label(label) if label is not None else -1)
-        depth.append(d)
-        if mark is not None:
-            marks.append(mark(state))
-        if check_state is not None:
-            for problem in check_state(state) or ():
-                problems.setdefault(problem.property, (new_id, None, [problem]))
-        return new_id
+        return builder.add(state, from_id, label, d, mark(state) if mark is not None else 0,
+                           check_state(state) if check_state is not None else ())
 
-    def seen(state) -> int:
-        """The number of ``state`` if seen, else -1; with fingerprints an unseen state's
-        fingerprint is entered at once (numbered as :func:`add` will number it), unless the
-        ``max_states`` bound is reached."""
-        if keep_states:
-            return index.get(state, -1)
-        if max_states is not None and len(parent) >= max_states:
-            return table.find(fingerprint(state))
-        new_id = len(parent)
-        found = table.number_of(fingerprint(state), new_id)
-        return found if found != new_id else -1
-
+    started = time.perf_counter()
+    next_report = started + progress_every
     for state in initial:
         if canonical is not None:
             state = canonical(state)
-        if seen(state) < 0:
+        if builder.seen(state) < 0:
             add(state, -1, None, 0)
     truncated = False
     i = 0
-    transitions = 0
     while frontier:
-        if (stop_at_first and problems) or (stop_when is not None and stop_when(graph)):
+        if (stop_at_first and graph.problems) or (stop_when is not None and stop_when(graph)):
             break
         state = frontier.popleft()
-        d = depth[i] + 1
+        d = graph.depth[i] + 1
         count = 0
         for label, nxt, found in successors(state):
             count += 1
             if canonical is not None:
                 nxt = canonical(nxt)
-            j = seen(nxt)
+            room = max_states is None or len(builder) < max_states
+            j = builder.seen(nxt, may_add=room)
             if j < 0:
-                if max_states is not None and len(parent) >= max_states:
-                    truncated = True
-                else:
+                if room:
                     j = add(nxt, i, label, d)
-            if edges:
-                targets.append(j)
+                else:
+                    truncated = True
+            builder.edge(j)
             if found:
-                for problem in found:
-                    problems.setdefault(problem.property, (i, label, [p for p in found if p.property == problem.property]))
-        transitions += count
-        if count == 0:
-            if is_final is not None and is_final(state):
-                graph.finals.append(i)
-            else:
-                graph.deadlocks.append(i)
+                builder.step_problems(i, label, found)
+        builder.expanded(i, count, is_final is not None and is_final(state))
         i += 1
-        if edges:
-            offsets.append(len(targets))
         if len(frontier) > graph.peak_frontier:
             graph.peak_frontier = len(frontier)
         if progress is not None and (i & 1023) == 0:
             now = time.perf_counter()
             if now >= next_report:
-                graph.transitions, graph.expanded = transitions, i
                 progress(graph, now - started)
                 next_report = now + progress_every
-    graph.transitions = graph.generated = transitions
-    graph.expanded = i
-    graph.complete = i == len(parent) and not truncated
+    graph.generated = graph.transitions
+    graph.complete = i == len(builder) and not truncated
     graph.seconds = time.perf_counter() - started
     return graph
 

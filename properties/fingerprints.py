@@ -70,6 +70,23 @@ class FingerprintTable:
     def bytes_used(self) -> int:
         return len(self._keys) * 8 + len(self._numbers) * 4
 
+    def arrays(self) -> tuple[array, array]:
+        """The slots: fingerprints (0 = empty) and numbers, for saving."""
+        return self._keys, self._numbers
+
+    @classmethod
+    def from_arrays(cls, keys: array, numbers: array) -> "FingerprintTable":
+        """The table whose slots :meth:`arrays` gave; ValueError if they cannot be one."""
+        size = len(keys)
+        if size != len(numbers) or size < 16 or size & (size - 1):
+            raise ValueError("fingerprint slots of unequal or non-power-of-two length")
+        table = cls.__new__(cls)
+        table._keys, table._numbers, table._mask = keys, numbers, size - 1
+        table._used = size - keys.count(_EMPTY)
+        if table._used * 2 > table._mask:
+            raise ValueError("fingerprint table fuller than half")
+        return table
+
     def _slot(self, key: int) -> int:
         """The slot holding ``key``, or the empty slot where it would go (linear probing)."""
         keys, mask = self._keys, self._mask

@@ -59,7 +59,8 @@ from .protocol_properties import (
 from .violation import Violation
 
 __all__ = ["Counterexample", "TraceStep", "JobExploration", "GRAPH_PROPERTIES", "explore_job", "replay", "simulate",
-           "end_state", "canonical", "checkpoint_ids", "rename_ids", "rename_label", "edge_label"]
+           "end_state", "canonical", "checkpoint_ids", "rename_ids", "rename_label", "edge_label",
+           "search_functions", "judge"]
 
 
 @dataclass
@@ -318,10 +319,24 @@ def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool 
         stop_when = lambda graph: bool(graph.deadlocks)  # noqa: E731
     elif shortest_of is not None and shortest_of not in GRAPH_PROPERTIES:
         stop_when = lambda graph: shortest_of in graph.problems  # noqa: E731
-    graph = explore_graph([initial_state(job)], _checked_successors(job), is_final=lambda s: is_end(job, s),
-                          check_state=lambda s: check_state(job, s) if is_end(job, s) else (),
-                          canonical=lambda s: _canonical(job, s)[0], max_states=max_states, stop_at_first=stop_at_first,
-                          stop_when=stop_when, edges=liveness, store=store, mark=_abort_marks, progress=progress)
+    graph = explore_graph([initial_state(job)], max_states=max_states, stop_at_first=stop_at_first,
+                          stop_when=stop_when, edges=liveness, store=store, progress=progress, **search_functions(job))
+    return JobExploration(job, graph, judge(job, graph, liveness))
+
+
+def search_functions(job: Job) -> dict:
+    """What a breadth-first search of ``job`` needs (:func:`~.explore.explore_graph`'s keyword
+    arguments): steps with their violations, the stored representative, end states, the
+    end-of-job properties and the after-abort marks. One definition for every explorer."""
+    return {"successors": _checked_successors(job), "canonical": lambda s: _canonical(job, s)[0],
+            "is_final": lambda s: is_end(job, s),
+            "check_state": lambda s: check_state(job, s) if is_end(job, s) else (), "mark": _abort_marks}
+
+
+def judge(job: Job, graph: StateGraph, liveness: bool = True) -> list[Counterexample]:
+    """The counterexamples of a searched graph, shortest first: the first step or state
+    violation of each property, the first deadlock, and (search complete, ``liveness``) the
+    graph properties."""
     found = []
     for name, (i, label, problems) in graph.problems.items():
         labels = graph.path_to(i)[0] + ([label] if label is not None else [])
@@ -333,7 +348,7 @@ def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool 
     if liveness and graph.complete:
         found += _liveness(job, graph)
     found.sort(key=lambda c: (c.length, c.property))
-    return JobExploration(job, graph, found)
+    return found
 
 
 def _source_of(graph: StateGraph, position: int) -> int:

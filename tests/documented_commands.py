@@ -84,7 +84,7 @@ class Example:
 
     @property
     def uses_spark(self) -> bool:
-        return any(argv and argv[0] in _SPARK_COMMANDS for argv in self.flipcheck_argvs)
+        return any(argv and (argv[0] in _SPARK_COMMANDS or "--master" in argv) for argv in self.flipcheck_argvs)
 
     @property
     def uses_flink(self) -> bool:

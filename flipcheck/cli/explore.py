@@ -17,6 +17,8 @@ a shortest trace, printed step by step (a lasso's cycle is marked "loop").
 EPILOG = """\
 examples:
   flipcheck explore examples/graphs/protocol-pair.json --records 1
+  flipcheck explore examples/graphs/protocol-pair.json --mode unaligned --failures 1 --master "local[*]"
+                                                    one exploration on Spark, every core
   flipcheck explore examples/graphs/protocol-pair.json --mode unaligned --failures 1 --json
   flipcheck explore examples/graphs/protocol-pair.json --variant cancel-pending-on-finish --render trace.svg
                                                     a rejected design: its shortest trace, drawn, exit 1
@@ -69,6 +71,19 @@ def configure(parser) -> None:
                         help="keep 64-bit fingerprints of the seen states (default; about 70 bytes a "
                              "state with the graph, and a collision probability reported as TLC does) "
                              "or the states themselves (about 1 KB a state; no collision possible)")
+    parser.add_argument("--master", metavar="URL", default=None,
+                        help="explore on Spark: local[N], local[*], spark://HOST:PORT, yarn, k8s://...; one "
+                             "level of the search per round, spread over the executors by fingerprint; the "
+                             "same counts and counterexamples as without it (docs/protocol.md)")
+    parser.add_argument("--partitions", type=bounded_int(1, 100_000), default=None, metavar="N",
+                        help="with --master: at most N partitions per level, each of at least 500 states "
+                             "(default: Spark's parallelism)")
+    parser.add_argument("--resume-dir", metavar="DIR", default=None,
+                        help="with --master: save the graph and the next level here after every level; "
+                             "run again with the same DIR and options to continue a killed run")
+    parser.add_argument("--spark-log", metavar="FILE", default=None,
+                        help="with --master: where Spark's own log goes (default: flipcheck-explore-spark.log "
+                             "in the temporary directory)")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
     parser.add_argument("--render", metavar="FILE.svg", default=None,
                         help="draw the first violation's shortest trace as a message-sequence chart "
@@ -107,7 +122,12 @@ def run(args) -> int:
         sys.stderr.write(f"flipcheck explore: {len(graph_)} states, {graph_.transitions} transitions, "
                          f"{seconds:.0f} s\n")
 
-    result = explore_job(job, max_states=args.max_states, store=args.store, progress=progress)
+    if args.master is None:
+        if args.partitions is not None or args.spark_log is not None or args.resume_dir is not None:
+            raise UsageError("--partitions, --resume-dir and --spark-log need --master")
+        result = explore_job(job, max_states=args.max_states, store=args.store, progress=progress)
+    else:
+        result = _explore_on_spark(args, graph, variant, progress)
     collision = result.graph.collision_probability
     violations = []
     for number, c in enumerate(result.counterexamples):
@@ -134,3 +154,25 @@ def run(args) -> int:
     if args.render is not None and not violations:
         sys.stderr.write(f"flipcheck explore: no violation, nothing drawn to {args.render}\n")
     return 1 if violations or not result.complete else 0
+
+
+def _explore_on_spark(args, graph, variant, progress):
+    import os
+    import tempfile
+
+    from flipcheck.errors import UsageError
+    from flipcheck.explore_spark import explore_job_on_spark, job_spec
+    from flipcheck.sweep.spark import check_master, start_spark, stop_spark
+
+    if args.store != "fingerprints":
+        raise UsageError("--master keeps fingerprints (the driver holds the seen-set); --store states is for one process")
+    check_master(args.master)
+    spec = job_spec(graph, variant, {"mode": args.mode, "records": args.records, "checkpoints": args.checkpoints,
+                                     "failures": args.failures, "stop_with_savepoint": args.stop_with_savepoint})
+    log = args.spark_log or os.path.join(tempfile.gettempdir(), "flipcheck-explore-spark.log")
+    spark = start_spark(args.master, "flipcheck explore", log_path=log)
+    try:
+        return explore_job_on_spark(spec, spark, partitions=args.partitions, max_states=args.max_states,
+                                    progress=progress, resume_dir=args.resume_dir)
+    finally:
+        stop_spark(spark)

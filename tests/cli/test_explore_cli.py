@@ -84,3 +84,11 @@ def test_render_draws_the_shortest_trace_as_a_sequence_chart(capsys, graph_file,
 def test_render_with_a_bad_extension_is_a_usage_error(capsys, graph_file, tmp_path):
     code, out, err = run_cli(capsys, graph_file(PAIR), "--render", str(tmp_path / "trace.txt"))
     assert code == 2 and out == "" and "use .svg or .png" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("options, named", [(["--partitions", "4"], "--partitions"),
+                                            (["--master", "local[2]", "--store", "states"], "--store states"),
+                                            (["--master", "local[0]"], "local[0]")])
+def test_spark_options_are_checked_before_any_jvm(capsys, graph_file, options, named):
+    code, out, err = run_cli(capsys, graph_file(PAIR), *options)
+    assert code == 2 and out == "" and named in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,304 @@
+"""One whole-job exploration spread over a Spark cluster (``flipcheck explore ... --master URL``).
+
+The search runs breadth-first, one level per round:
+
+1. the level's states are spread over the executors, partitioned by fingerprint (at most
+   ``partitions``, at least 500 states each), and each
+   executor expands its states with the single-process explorer's own functions
+   (:func:`flipcheck.properties.protocol_explore.search_functions`): steps, the stored
+   representative, the violations of each step and of each new state, the after-abort mark and
+   the 64-bit fingerprint of each successor;
+2. the driver receives each expansion without the successor states and numbers the new ones in
+   the order the single-process explorer would (by the expanded state's number, then by step).
+   It keeps the seen-set (:class:`~flipcheck.properties.fingerprints.FingerprintTable`) and
+   the graph that the liveness properties need, about 70 bytes a state;
+3. the successors the driver found new form the next level, still on the executors.
+
+The driver builds its graph with the single-process explorer's own bookkeeping
+(:class:`~flipcheck.properties.explore.GraphBuilder`) and judges it with the same function
+(:func:`~flipcheck.properties.protocol_explore.judge`). So the counts, the state numbers and
+the counterexamples are exactly those of ``flipcheck explore`` without ``--master``.
+
+Fingerprints are computed on the executors only. PySpark starts them with one
+``PYTHONHASHSEED`` (the driver's, or 0), so they agree with each other.
+
+Executors rebuild the job from a small spec (:func:`job_spec`: the graph as JSON, the variant's
+name, the options) once per Python worker; nothing else is shipped.
+
+Example
+-------
+>>> from flipcheck.generators.protocol import example_graph
+>>> spec = job_spec(example_graph("pair"), "flip-147", {"records": 1})
+>>> sorted(spec), spec["variant"]
+(['graph', 'options', 'variant'], 'flip-147')
+>>> job_from_spec(spec).tasks[0].records
+(0,)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from array import array
+from pathlib import Path
+from typing import Callable
+
+from flipcheck.errors import InputError
+from flipcheck.state_codec import CodecError, decode, encode
+from flipcheck.model.graph_json import dumps_graph, loads_graph
+from flipcheck.model.protocol import initial_state
+from flipcheck.properties.explore import GraphBuilder, StateGraph
+from flipcheck.properties.fingerprints import FingerprintTable, fingerprint
+from flipcheck.properties.violation import Violation
+from flipcheck.properties.protocol_explore import JobExploration, judge, search_functions
+from flipcheck.reference_impl.protocol_variants import make_job
+
+__all__ = ["job_spec", "job_from_spec", "explore_job_on_spark", "RESUME_FORMAT"]
+
+_JOBS: dict = {}   # per Python worker: spec text -> (job, search functions)
+_STATES_PER_PARTITION = 500   # at least this many states of a level per partition
+
+
+def job_spec(graph, variant: str, options: dict) -> dict:
+    """What an executor needs to rebuild the job: plain JSON."""
+    return {"graph": dumps_graph(graph), "variant": variant, "options": dict(options)}
+
+
+def job_from_spec(spec: dict):
+    return make_job(loads_graph(spec["graph"]), spec["variant"], **spec["options"])
+
+
+def _functions(spec_text: str):
+    if spec_text not in _JOBS:
+        job = job_from_spec(json.loads(spec_text))
+        _JOBS[spec_text] = (job, search_functions(job))
+    return _JOBS[spec_text]
+
+
+def _initial(spec_text: str) -> tuple:
+    """(fingerprint, state, mark, problems) of the initial representative, on an executor."""
+    job, f = _functions(spec_text)
+    state = f["canonical"](initial_state(job))
+    return fingerprint(state), state, f["mark"](state), list(f["check_state"](state))
+
+
+def _expand(spec_text: str, number: int, state) -> tuple:
+    """State ``number``'s expansion: whether it is final, and per step (label, successor's
+    fingerprint, step violations, successor's mark, successor's own violations, successor)."""
+    job, f = _functions(spec_text)
+    steps = []
+    for label, nxt, found in f["successors"](state):
+        nxt = f["canonical"](nxt)
+        steps.append((label, fingerprint(nxt), list(found), f["mark"](nxt), list(f["check_state"](nxt)), nxt))
+    return number, (not steps and f["is_final"](state)), steps
+
+
+def _without_states(expansion: tuple) -> tuple:
+    number, final, steps = expansion
+    return number, final, [step[:5] for step in steps]
+
+
+def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, max_states: int | None = None,
+                         liveness: bool = True, progress: Callable[[StateGraph, float], None] | None = None,
+                         progress_every: float = 2.0, resume_dir: str | None = None) -> JobExploration:
+    """Explore the job of ``spec`` (:func:`job_spec`) level by level on ``spark``; the result
+    equals :func:`~flipcheck.properties.protocol_explore.explore_job` with
+    ``store="fingerprints"``. With ``resume_dir`` every completed level is saved there, and a
+    run with the same directory and the same job continues from the last one saved."""
+    sc = spark.sparkContext
+    partitions = partitions or sc.defaultParallelism
+    spec_text = json.dumps(spec, sort_keys=True)
+    job = job_from_spec(spec)
+    started = time.perf_counter()
+    saved = None
+    if resume_dir is not None:
+        meta = {"format": RESUME_FORMAT, "spec": spec, "max_states": max_states, "liveness": liveness,
+                "hash_seed": os.environ.get("PYTHONHASHSEED", "0"), "python": list(sys.version_info[:2])}
+        saved = _open_resume_dir(Path(resume_dir), meta)
+    if saved is not None:
+        builder, depth, truncated, items = saved
+        level = sc.parallelize(items, max(1, min(partitions, len(items) // _STATES_PER_PARTITION)))
+    else:
+        builder = GraphBuilder("fingerprints", edges=liveness)
+        key, state, mark, problems = sc.parallelize([0], 1).map(lambda _: _initial(spec_text)).collect()[0]
+        builder.seen(None, key=key)
+        builder.add(None, -1, None, 0, mark, problems)
+        level = sc.parallelize([(key, (0, state))], 1)
+        truncated = False
+        depth = 0
+        if resume_dir is not None:
+            _save_round(Path(resume_dir), builder, depth, truncated, [(key, (0, state))])
+    graph = builder.graph
+    next_report = started + progress_every
+    done: list = []   # what the current level was computed from, dropped once it is expanded
+    while True:
+        expansions = level.map(lambda item: _expand(spec_text, *item[1])).persist()
+        results = sorted(expansions.map(_without_states).collect())
+        for rdd in done:
+            rdd.unpersist()
+        done = [expansions]
+        if not results:
+            break
+        depth += 1
+        fresh: dict = {}
+        for number, final, steps in results:
+            for position, (label, child, found, child_mark, child_problems) in enumerate(steps):
+                room = max_states is None or len(builder) < max_states
+                j = builder.seen(None, key=child, may_add=room)
+                if j < 0:
+                    if room:
+                        j = builder.add(None, number, label, depth, child_mark, child_problems)
+                        fresh[(number, position)] = j
+                    else:
+                        truncated = True
+                builder.edge(j)
+                if found:
+                    builder.step_problems(number, label, found)
+            builder.expanded(number, len(steps), final)
+        now = time.perf_counter()
+        if progress is not None and now >= next_report:
+            progress(graph, now - started)
+            next_report = now + progress_every
+        chosen = sc.broadcast(fresh)
+        done.append(chosen)
+        # The next level, partitioned by fingerprint; computed from the persisted expansions when
+        # the next round collects.
+        # A task costs tens of milliseconds in PySpark: a small level stays in few partitions.
+        parts = max(1, min(partitions, len(fresh) // _STATES_PER_PARTITION))
+        level = expansions.flatMap(
+            lambda e: [(step[1], (chosen.value[(e[0], k)], step[5])) for k, step in enumerate(e[2])
+                       if (e[0], k) in chosen.value]).partitionBy(parts, lambda fp, n=parts: fp % n)
+        if resume_dir is not None:
+            level = level.persist()
+            done.append(level)
+            _save_round(Path(resume_dir), builder, depth, truncated, level.collect())
+    for rdd in done:
+        rdd.unpersist()
+    graph.generated = graph.transitions
+    graph.complete = not truncated and graph.expanded == len(builder)
+    graph.seconds = time.perf_counter() - started
+    return JobExploration(job, graph, judge(job, graph, liveness))
+
+
+# ----------------------------------------------------------------------------------------------
+# Resuming: the driver's graph and the next level, saved after every level. Numbers go to flat
+# binary arrays; labels, violations and states to JSON (flipcheck.state_codec): nothing read
+# back runs code.
+
+RESUME_FORMAT = 1
+_ARRAYS = {"parent": "i", "label_index": "i", "depth": "i", "offsets": "q", "targets": "i"}
+
+
+def _open_resume_dir(path: Path, meta: dict):
+    """The saved run in ``path`` (None when there is none yet); InputError if it belongs to
+    another job or is damaged."""
+    meta_file = path / "meta.json"
+    if not meta_file.exists():
+        path.mkdir(parents=True, exist_ok=True)
+        _write_atomically(meta_file, json.dumps(meta, sort_keys=True))
+        return None
+    try:
+        found = json.loads(meta_file.read_text())
+    except (OSError, ValueError) as error:
+        raise InputError(str(meta_file), f"cannot read the saved run: {error}") from None
+    if found != json.loads(json.dumps(meta, sort_keys=True)):
+        differs = sorted(k for k in set(found) | set(meta) if found.get(k) != meta.get(k)) if isinstance(found, dict) else ["all"]
+        raise InputError(str(path), f"holds another exploration (differs in: {', '.join(differs)}); "
+                                    "use another --resume-dir, or delete it")
+    current = path / "current"
+    if not current.exists():
+        return None
+    try:
+        return _load_round(path / current.read_text().strip())
+    except (OSError, ValueError, KeyError, IndexError, TypeError, CodecError) as error:
+        raise InputError(str(path), f"the saved level is damaged: {str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+def _save_round(path: Path, builder: GraphBuilder, depth: int, truncated: bool, items: list) -> None:
+    """Write the graph and the next level as round ``depth``, then point ``current`` at it."""
+    graph = builder.graph
+    name = f"round-{depth:06d}"
+    target = path / name
+    target.mkdir(parents=True, exist_ok=True)
+    for field, _ in _ARRAYS.items():
+        with open(target / f"{field}.bin", "wb") as out:
+            getattr(graph, field).tofile(out)
+    (target / "marks.bin").write_bytes(bytes(graph.marks))
+    keys, numbers = graph.fingerprints.arrays()
+    with open(target / "keys.bin", "wb") as out:
+        keys.tofile(out)
+    with open(target / "numbers.bin", "wb") as out:
+        numbers.tofile(out)
+    document = {"depth": depth, "truncated": truncated, "transitions": graph.transitions, "expanded": graph.expanded,
+                "edges": graph.edges, "used": len(graph.fingerprints), "deadlocks": graph.deadlocks,
+                "finals": graph.finals, "labels": [encode(label) for label in graph.labels],
+                "problems": {name_: [i, encode(label), [[p.property, p.message, _plain(p.witness)] for p in found]]
+                             for name_, (i, label, found) in graph.problems.items()}}
+    (target / "graph.json").write_text(json.dumps(document))
+    with open(target / "frontier.jsonl", "w") as out:
+        for key, (number, state) in items:
+            out.write(json.dumps([key, number, encode(state)]) + "\n")
+    _write_atomically(path / "current", name)
+    for old in path.glob("round-*"):
+        if old.name != name:
+            for file in old.iterdir():
+                file.unlink()
+            old.rmdir()
+
+
+def _plain(witness):
+    try:
+        return encode(witness)
+    except CodecError:
+        return None
+
+
+def _read_array(path: Path, code: str) -> array:
+    values = array(code)
+    data = path.read_bytes()
+    if len(data) % values.itemsize:
+        raise ValueError(f"{path.name} is cut short")
+    values.frombytes(data)
+    return values
+
+
+def _load_round(target: Path):
+    document = json.loads((target / "graph.json").read_text())
+    graph = StateGraph(edges=bool(document["edges"]))
+    for field, code in _ARRAYS.items():
+        setattr(graph, field, _read_array(target / f"{field}.bin", code))
+    graph.marks = bytearray((target / "marks.bin").read_bytes())
+    graph.fingerprints = FingerprintTable.from_arrays(_read_array(target / "keys.bin", "q"),
+                                                      _read_array(target / "numbers.bin", "i"))
+    states, expanded = len(graph.parent), int(document["expanded"])
+    if len(graph.fingerprints) != states or document["used"] != states:
+        raise ValueError("the fingerprint table does not match the graph")
+    if not (len(graph.label_index) == len(graph.depth) == len(graph.marks) == states) or expanded > states:
+        raise ValueError("the graph's arrays differ in length")
+    if graph.edges and (len(graph.offsets) != expanded + 1 or graph.offsets[-1] != len(graph.targets)):
+        raise ValueError("the edges do not match the expanded states")
+    graph.labels = [decode(label) for label in document["labels"]]
+    builder = GraphBuilder.continuing(graph)
+    if any(not -1 <= k < len(graph.labels) for k in graph.label_index) or \
+            any(not -1 <= j < states for j in graph.parent) or any(not -1 <= j < states for j in graph.targets):
+        raise ValueError("a number points outside the graph")
+    graph.transitions, graph.expanded = int(document["transitions"]), expanded
+    graph.deadlocks, graph.finals = [int(i) for i in document["deadlocks"]], [int(i) for i in document["finals"]]
+    graph.problems = {str(name): (int(i), decode(label), [Violation(str(p), str(m), decode(w)) for p, m, w in found])
+                      for name, (i, label, found) in document["problems"].items()}
+    items = []
+    with open(target / "frontier.jsonl") as lines:
+        for line in lines:
+            key, number, state = json.loads(line)
+            if not isinstance(key, int) or not isinstance(number, int) or not expanded <= number < states:
+                raise ValueError("a frontier line names no unexpanded state")
+            items.append((key, (number, decode(state))))
+    return builder, int(document["depth"]), bool(document["truncated"]), items
