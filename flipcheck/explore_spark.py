@@ -84,20 +84,32 @@ def _initial(spec_text: str) -> tuple:
     return fingerprint(state), state, f["mark"](state), list(f["check_state"](state))
 
 
-def _expand(spec_text: str, number: int, state) -> tuple:
-    """State ``number``'s expansion: whether it is final, and per step (label, successor's
-    fingerprint, step violations, successor's mark, successor's own violations, successor)."""
+def _expand_partition(spec_text: str, items):
+    """Expand a partition of a level. Per state, for the driver: ``("step", number, final,
+    steps)`` with per step (label, successor's fingerprint, step violations, successor's mark,
+    successor's own violations). Per successor fingerprint, once in the partition:
+    ``("state", fingerprint, successor)``, kept for the next level."""
     job, f = _functions(spec_text)
-    steps = []
-    for label, nxt, found in f["successors"](state):
-        nxt = f["canonical"](nxt)
-        steps.append((label, fingerprint(nxt), list(found), f["mark"](nxt), list(f["check_state"](nxt)), nxt))
-    return number, (not steps and f["is_final"](state)), steps
+    kept: set = set()
+    for _, (number, state) in items:
+        steps = []
+        for label, nxt, found in f["successors"](state):
+            nxt = f["canonical"](nxt)
+            key = fingerprint(nxt)
+            steps.append((label, key, list(found), f["mark"](nxt), list(f["check_state"](nxt))))
+            if key not in kept:
+                kept.add(key)
+                yield "state", key, nxt
+        yield "step", number, (not steps and f["is_final"](state)), steps
 
 
-def _without_states(expansion: tuple) -> tuple:
-    number, final, steps = expansion
-    return number, final, [step[:5] for step in steps]
+def _first_per_key(items):
+    """One item per key (a level's successor reached from several partitions)."""
+    seen: set = set()
+    for key, value in items:
+        if key not in seen:
+            seen.add(key)
+            yield key, value
 
 
 def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, max_states: int | None = None,
@@ -134,8 +146,8 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
     next_report = started + progress_every
     done: list = []   # what the current level was computed from, dropped once it is expanded
     while True:
-        expansions = level.map(lambda item: _expand(spec_text, *item[1])).persist()
-        results = sorted(expansions.map(_without_states).collect())
+        expansions = level.mapPartitions(lambda items: _expand_partition(spec_text, items)).persist()
+        results = sorted(e[1:] for e in expansions.filter(lambda e: e[0] == "step").collect())
         for rdd in done:
             rdd.unpersist()
         done = [expansions]
@@ -150,7 +162,7 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
                 if j < 0:
                     if room:
                         j = builder.add(None, number, label, depth, child_mark, child_problems)
-                        fresh[(number, position)] = j
+                        fresh[child] = j
                     else:
                         truncated = True
                 builder.edge(j)
@@ -167,9 +179,10 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
         # the next round collects.
         # A task costs tens of milliseconds in PySpark: a small level stays in few partitions.
         parts = max(1, min(partitions, len(fresh) // _STATES_PER_PARTITION))
-        level = expansions.flatMap(
-            lambda e: [(step[1], (chosen.value[(e[0], k)], step[5])) for k, step in enumerate(e[2])
-                       if (e[0], k) in chosen.value]).partitionBy(parts, lambda fp, n=parts: fp % n)
+        level = (expansions.filter(lambda e: e[0] == "state" and e[1] in chosen.value)
+                 .map(lambda e: (e[1], (chosen.value[e[1]], e[2])))
+                 .partitionBy(parts, lambda fp, n=parts: fp % n)
+                 .mapPartitions(_first_per_key, preservesPartitioning=True))
         if resume_dir is not None:
             level = level.persist()
             done.append(level)
