@@ -209,8 +209,11 @@ def _open_resume_dir(path: Path, meta: dict):
     another job or is damaged."""
     meta_file = path / "meta.json"
     if not meta_file.exists():
-        path.mkdir(parents=True, exist_ok=True)
-        _write_atomically(meta_file, json.dumps(meta, sort_keys=True))
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            _write_atomically(meta_file, json.dumps(meta, sort_keys=True))
+        except OSError as error:
+            raise InputError(str(path), f"cannot save the run there: {error.strerror or error}") from None
         return None
     try:
         found = json.loads(meta_file.read_text())
@@ -237,6 +240,13 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def _save_round(path: Path, builder: GraphBuilder, depth: int, truncated: bool, items: list) -> None:
     """Write the graph and the next level as round ``depth``, then point ``current`` at it."""
+    try:
+        _write_round(path, builder, depth, truncated, items)
+    except OSError as error:
+        raise InputError(str(path), f"cannot save level {depth}: {error.strerror or error}") from None
+
+
+def _write_round(path: Path, builder: GraphBuilder, depth: int, truncated: bool, items: list) -> None:
     graph = builder.graph
     name = f"round-{depth:06d}"
     target = path / name

@@ -78,6 +78,9 @@ def test_a_damaged_or_foreign_resume_dir_is_one_line(spark, tmp_path):
     from flipcheck.errors import InputError
 
     spec = job_spec(example_graph("pair"), "flip-147", {"records": 1})
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(InputError, match="cannot save the run there"):
+        explore_job_on_spark(spec, spark, resume_dir=str(tmp_path / "a-file"))
     explore_job_on_spark(spec, spark, resume_dir=str(tmp_path))
     with pytest.raises(InputError, match="holds another exploration .differs in: spec"):
         explore_job_on_spark(job_spec(example_graph("pair"), "flip-147", {"records": 0}), spark, resume_dir=str(tmp_path))
