@@ -131,8 +131,6 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, problem):
 
 
 def test_render_draws_the_behaviour_up_to_the_unexplained_event_escaped(tmp_path):
-    if shutil.which("dot") is None:
-        pytest.skip("graphviz dot is provided by make install")
     # The log's path lands in the picture's title: it must arrive escaped.
     run = tmp_path / "run<&>"
     alter_run(RUNS / "union-state", "completed-without-acknowledgement", run)
