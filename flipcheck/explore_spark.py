@@ -22,6 +22,10 @@ the counterexamples are exactly those of ``flipcheck explore`` without ``--maste
 Fingerprints are computed on the executors only. PySpark starts them with one
 ``PYTHONHASHSEED`` (the driver's, or 0), so they agree with each other.
 
+With ``resume_dir`` the driver saves its graph and the next level after every level (binary
+arrays, and JSON through :mod:`flipcheck.state_codec`: nothing is unpickled), and a rerun with
+the same directory continues from the last level saved.
+
 Executors rebuild the job from a small spec (:func:`job_spec`: the graph as JSON, the variant's
 name, the options) once per Python worker; nothing else is shipped.
 
@@ -156,7 +160,7 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
         depth += 1
         fresh: dict = {}
         for number, final, steps in results:
-            for position, (label, child, found, child_mark, child_problems) in enumerate(steps):
+            for label, child, found, child_mark, child_problems in steps:
                 room = max_states is None or len(builder) < max_states
                 j = builder.seen(None, key=child, may_add=room)
                 if j < 0:
@@ -175,9 +179,9 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
             next_report = now + progress_every
         chosen = sc.broadcast(fresh)
         done.append(chosen)
-        # The next level, partitioned by fingerprint; computed from the persisted expansions when
-        # the next round collects.
-        # A task costs tens of milliseconds in PySpark: a small level stays in few partitions.
+        # The next level, partitioned by fingerprint, is computed from the persisted expansions
+        # when the next round collects. A task costs tens of milliseconds in PySpark, so a small
+        # level stays in few partitions.
         parts = max(1, min(partitions, len(fresh) // _STATES_PER_PARTITION))
         level = (expansions.filter(lambda e: e[0] == "state" and e[1] in chosen.value)
                  .map(lambda e: (e[1], (chosen.value[e[1]], e[2])))
