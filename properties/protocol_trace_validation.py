@@ -74,6 +74,8 @@ __all__ = ["OWN_KINDS", "LAGGING_KINDS", "KINDS", "Verdict", "observe", "validat
 
 OWN_KINDS = ("trigger", "trigger-task", "barrier", "ack", "notify", "reported", "failover", "failover-known", "closing")
 LAGGING_KINDS = ("decline", "completed", "failed", "finished", "ended", "snapshot")
+# Lagging lines a task logs itself (or the decline it sends): a failover may cut them off.
+_CANCELLED_WITH_THE_TASK = ("decline", "finished", "ended", "snapshot")
 KINDS = OWN_KINDS + LAGGING_KINDS
 
 # Own observations whose line may come after the step: the coordinator logs an acknowledgement
@@ -236,15 +238,19 @@ class _Search:
         # Where each lagging observation is logged: a step may cause one only if its line follows soon.
         self.positions: dict = {}
         for i, o in enumerate(observations):
-            if o[0] in LAGGING_KINDS or o[0] in _EARLY_KINDS:
+            if o[0] in LAGGING_KINDS or o[0] in _EARLY_KINDS or o == ("failover",):
                 self.positions.setdefault(o, []).append(i)
 
     def _soon(self, lagging: tuple, i: int) -> bool:
-        """Every lagging observation in ``lagging`` is logged within ``window`` observations from ``i``."""
+        """Every lagging observation in ``lagging`` is logged within ``window`` observations from
+        ``i``, or (a task's own line) a failover that may cut it off comes within that window."""
         for o in lagging:
             if not self.shows(o):
                 continue
             if not any(i <= p < i + self.window for p in self.positions.get(o, ())):
+                if o[0] in _CANCELLED_WITH_THE_TASK and any(
+                        i <= p < i + self.window for p in self.positions.get(("failover",), ())):
+                    continue
                 return False
         return True
 
@@ -273,6 +279,13 @@ class _Search:
             own = None
         if not self._soon(lagging, i):
             return None
+        if label == ("failover",):
+            # The failover cancels every task: a line a task still owes (its snapshot, its end
+            # of data, its switch to FINISHED, its decline) may never be logged, since the
+            # cancelled attempt stops (and its later lines are skipped: replaced attempts).
+            owed_by_tasks = tuple(w for w in waiting if w[0] in _CANCELLED_WITH_THE_TASK)
+            waiting = tuple(w for w in waiting if w[0] not in _CANCELLED_WITH_THE_TASK)
+            optional = _add(optional, owed_by_tasks, self.shows)[-MAX_WAITING:]
         grown = _add(waiting, lagging, self.shows)
         if len(grown) > MAX_WAITING:
             return None

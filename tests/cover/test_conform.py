@@ -20,14 +20,15 @@ def _conform(run: Path, **options):
 
 
 @pytest.mark.parametrize("name", ["join-failover", "union-state", "join-race", "sink-v2-late-decline",
-                                  "chain-failover-burned-id"])
+                                  "chain-failover-burned-id", "chain-failover-cut-snapshot"])
 def test_a_stored_real_run_conforms_with_every_check(name):
     """join-race: a source snapshots after its data ended but before it logs so, and the
     coordinator triggers a task whose FINISHED switch it logged before the trigger line
     (flip147 facts §4.1, §4.4): both read as the model allows. sink-v2-late-decline: the last
     task closes, then declines the trigger RPC that reaches it after the job's end (C4).
     chain-failover-burned-id: the failover stopped the scheduler while a trigger had drawn id 4,
-    so checkpoint 5 follows 3 (F1b)."""
+    so checkpoint 5 follows 3 (F1b). chain-failover-cut-snapshot: a sink logs checkpoint 4's
+    barrier, and the failover cancels it before its snapshot line."""
     result = _conform(RUNS / name)
     assert result.conforms, (result.first_unexplained, [c for c in result.checks if not c.ok])
     assert {c.name for c in result.checks} == {"model", "trigger-plan", "final-checkpoint", "ids-in-order",
@@ -47,6 +48,17 @@ def test_a_failover_that_uses_up_an_id_needs_rule_f1b(monkeypatch):
     result = _conform(run)
     assert not result.conforms
     assert result.first_unexplained["why"] == "C2: the next checkpoint id is 4, not 5"
+
+
+def test_a_line_a_failover_cuts_off_is_needed_only_without_the_failover(monkeypatch):
+    """The sink's snapshot line for checkpoint 4 never comes: the failover cancelled the task."""
+    from flipcheck.properties import protocol_trace_validation
+
+    run = RUNS / "chain-failover-cut-snapshot"
+    assert _conform(run).conforms
+    monkeypatch.setattr(protocol_trace_validation, "_CANCELLED_WITH_THE_TASK", ())
+    result = _conform(run)
+    assert not result.conforms and result.first_unexplained["line"] == 502
 
 
 def test_an_id_skipped_without_a_failover_is_out_of_order(tmp_path):
