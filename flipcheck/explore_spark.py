@@ -193,7 +193,6 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
             _save_round(Path(resume_dir), builder, depth, truncated, level.collect())
     for rdd in done:
         rdd.unpersist()
-    graph.generated = graph.transitions
     graph.complete = not truncated and graph.expanded == len(builder)
     graph.seconds = time.perf_counter() - started
     return JobExploration(job, graph, judge(job, graph, liveness))

@@ -139,7 +139,7 @@ class StateGraph:
     """The reachable state graph of a search by :func:`explore_graph`.
 
     States are numbered in breadth-first order, so a smaller id is never deeper; ``parent`` and
-    ``label`` give a shortest path to every state (``label`` holds an index into ``labels``);
+    :meth:`label` give a shortest path to every state (``label_index`` points into ``labels``);
     the successors of state ``i`` are ``targets[offsets[i]:offsets[i + 1]]`` (when ``edges``
     were kept; ``offsets`` has one entry per *expanded* state plus one). ``problems`` maps a
     problem's name to the first (hence shortest) occurrence: ``(state id, label, problems)`` for a
@@ -161,10 +161,8 @@ class StateGraph:
     targets: array = field(default_factory=lambda: array("i"))
     marks: bytearray = field(default_factory=bytearray)
     fingerprints: FingerprintTable | None = None
-    generated: int = 0
     transitions: int = 0
     expanded: int = 0
-    peak_frontier: int = 0
     complete: bool = False
     edges: bool = True
     deadlocks: list = field(default_factory=list)
@@ -182,7 +180,7 @@ class StateGraph:
     @property
     def collision_probability(self) -> float:
         """The chance that two states shared a fingerprint (0 when states are kept)."""
-        return collision_probability(len(self), self.generated) if self.fingerprints is not None else 0.0
+        return collision_probability(len(self), self.transitions) if self.fingerprints is not None else 0.0
 
     @property
     def bytes_per_state(self) -> float:
@@ -381,14 +379,11 @@ def explore_graph(
                 builder.step_problems(i, label, found)
         builder.expanded(i, count, is_final is not None and is_final(state))
         i += 1
-        if len(frontier) > graph.peak_frontier:
-            graph.peak_frontier = len(frontier)
         if progress is not None and (i & 1023) == 0:
             now = time.perf_counter()
             if now >= next_report:
                 progress(graph, now - started)
                 next_report = now + progress_every
-    graph.generated = graph.transitions
     graph.complete = i == len(builder) and not truncated
     graph.seconds = time.perf_counter() - started
     return graph
