@@ -29,7 +29,8 @@ The first eight are a step's *own* observation: the log line is written where th
 happens (a message is received). The last six *lag*: they are written by whoever learns of the
 step later, so the log may show them after observations of later steps (a decline travels to
 the coordinator; a task switches to FINISHED only after its mailbox closed, and an RPC arriving
-in between is declined as ``CHECKPOINT_DECLINED_TASK_CLOSING``: ``Task.triggerCheckpointBarrier``).
+in between is declined as ``CHECKPOINT_DECLINED_TASK_CLOSING``: ``Task.triggerCheckpointBarrier``;
+that decline may even come before the task's closing line, flip147 facts §4.8).
 A step's lagging observations wait in a bounded multiset until the log shows them.
 
 A step whose own observation is of a kind the log does not show at all (``visible``) is silent:
@@ -85,6 +86,11 @@ KINDS = OWN_KINDS + LAGGING_KINDS
 _EARLY_KINDS = ("ack", "trigger")
 # A trigger logged within this many observations may have computed its plan before them.
 EARLY_TRIGGER = 4
+# Observations of a task that may come between its finish and its closing line: Flink closes the
+# mailbox before it logs "Finished operators", and a trigger RPC arriving in between is declined
+# (TASK_CLOSING), a decline the coordinator may log first (flip147 facts §4.8). So while such an
+# observation of the task is explained, its finish may be taken and its closing line wait.
+_CLOSING_LINE_AFTER = ("decline",)
 # Messages a task may be taken to have received early (:meth:`_Search.eager`).
 _EAGER_MESSAGES = (DATA, EOD, EOP)
 # At most this many lagging observations may wait for their log line at once (a bound of the
@@ -238,7 +244,7 @@ class _Search:
         # Where each lagging observation is logged: a step may cause one only if its line follows soon.
         self.positions: dict = {}
         for i, o in enumerate(observations):
-            if o[0] in LAGGING_KINDS or o[0] in _EARLY_KINDS or o == ("failover",):
+            if o[0] in LAGGING_KINDS or o[0] in _EARLY_KINDS or o[0] == "closing" or o == ("failover",):
                 self.positions.setdefault(o, []).append(i)
 
     def _soon(self, lagging: tuple, i: int) -> bool:
@@ -279,6 +285,8 @@ class _Search:
             own = None
         if not self._soon(lagging, i):
             return None
+        if waiting and self._before_closing_line(label, waiting):
+            return None
         if label == ("failover",):
             # The failover cancels every task: a line a task still owes (its snapshot, its end
             # of data, its switch to FINISHED, its decline) may never be logged, since the
@@ -290,6 +298,17 @@ class _Search:
         if len(grown) > MAX_WAITING:
             return None
         return own, (nxt, grown, _add(optional, maybe, self.shows)[-MAX_WAITING:], closed)
+
+    def _before_closing_line(self, label: tuple, waiting: tuple) -> bool:
+        """A step that needs a task to have finished whose closing line still waits: Flink sends
+        its EndOfPartition and FINISHED report only after that line (flip147 facts §4.8)."""
+        kind = label[0]
+        if kind == "report-finished":
+            return ("closing", label[1]) in waiting
+        if kind == "receive" and label[3][0] == EOP:
+            channel = self.job.channels[self.job.tasks[label[1]].inputs[label[2]]]
+            return ("closing", channel.source) in waiting
+        return False
 
     def children(self, node: tuple, i: int) -> Iterator[tuple]:
         """Every way to explain observation ``i`` from ``node``: ``(silent steps, path, node')``."""
@@ -340,7 +359,9 @@ class _Search:
                     continue
                 for label, nxt, notes in self._silent_steps(s):
                     after = self._step(current, label, nxt, notes, i)
-                    if after is not None and after[0] is not None and after[0][0] in _EARLY_KINDS \
+                    if after is not None and after[0] is not None and (
+                            after[0][0] in _EARLY_KINDS or after[0][0] == "closing"
+                            and o[0] in _CLOSING_LINE_AFTER and o[1] == after[0][1]) \
                             and self._soon((after[0],), i):
                         # The step came before its line: the line waits like a lagging one.
                         after = (None, after[1][:1] + (_add(after[1][1], (after[0],), self.shows),) + after[1][2:])

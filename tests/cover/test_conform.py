@@ -20,7 +20,8 @@ def _conform(run: Path, **options):
 
 
 @pytest.mark.parametrize("name", ["join-failover", "union-state", "join-race", "sink-v2-late-decline",
-                                  "chain-failover-burned-id", "chain-failover-cut-snapshot"])
+                                  "chain-failover-burned-id", "chain-failover-cut-snapshot",
+                                  "chain-closing-decline"])
 def test_a_stored_real_run_conforms_with_every_check(name):
     """join-race: a source snapshots after its data ended but before it logs so, and the
     coordinator triggers a task whose FINISHED switch it logged before the trigger line
@@ -28,7 +29,8 @@ def test_a_stored_real_run_conforms_with_every_check(name):
     task closes, then declines the trigger RPC that reaches it after the job's end (C4).
     chain-failover-burned-id: the failover stopped the scheduler while a trigger had drawn id 4,
     so checkpoint 5 follows 3 (F1b). chain-failover-cut-snapshot: a sink logs checkpoint 4's
-    barrier, and the failover cancels it before its snapshot line."""
+    barrier, and the failover cancels it before its snapshot line. chain-closing-decline: a
+    source's decline "task is closing" is logged before its own closing line (flip147 facts §4.8)."""
     result = _conform(RUNS / name)
     assert result.conforms, (result.first_unexplained, [c for c in result.checks if not c.ok])
     assert {c.name for c in result.checks} == {"model", "trigger-plan", "final-checkpoint", "ids-in-order",
@@ -59,6 +61,27 @@ def test_a_line_a_failover_cuts_off_is_needed_only_without_the_failover(monkeypa
     monkeypatch.setattr(protocol_trace_validation, "_CANCELLED_WITH_THE_TASK", ())
     result = _conform(run)
     assert not result.conforms and result.first_unexplained["line"] == 502
+
+
+def test_a_decline_before_the_closing_line_needs_that_line_to_follow(monkeypatch, tmp_path):
+    """A source closed its mailbox, declined checkpoint 6 ("task is closing"), and only then
+    logged ``Finished operators`` (flip147 facts §4.8): read so only while that line follows."""
+    from flipcheck.properties import protocol_trace_validation
+
+    run = RUNS / "chain-closing-decline"
+    log = (run / "flink.log").read_text().splitlines(keepends=True)
+    decline = next(n for n, line in enumerate(log, 1) if "Decline checkpoint 6 by task" in line)
+    closing = next(n for n, line in enumerate(log, 1) if "Finished operators for task Source: src (2/2)#0" in line)
+    assert decline < closing and "task is closing" in log[decline]
+    assert _conform(run).conforms
+    # Without its closing line, the decline has no reason.
+    shutil.copytree(run, tmp_path / "run")
+    (tmp_path / "run" / "flink.log").write_text("".join(log[:closing - 1] + log[closing:]))
+    result = _conform(tmp_path / "run")
+    assert not result.conforms and result.first_unexplained["line"] == decline
+    monkeypatch.setattr(protocol_trace_validation, "_CLOSING_LINE_AFTER", ())
+    result = _conform(run)
+    assert not result.conforms and result.first_unexplained["line"] == decline
 
 
 def test_an_id_skipped_without_a_failover_is_out_of_order(tmp_path):
