@@ -56,7 +56,7 @@ from flipcheck.model.protocol import initial_state
 from flipcheck.properties.explore import GraphBuilder, StateGraph
 from flipcheck.properties.fingerprints import FingerprintTable, fingerprint
 from flipcheck.properties.violation import Violation
-from flipcheck.properties.protocol_explore import JobExploration, judge, search_functions
+from flipcheck.properties.protocol_explore import JobExploration, counterexamples, search_functions
 from flipcheck.reference_impl.protocol_variants import make_job
 
 __all__ = ["job_spec", "job_from_spec", "explore_job_on_spark", "RESUME_FORMAT"]
@@ -76,8 +76,9 @@ def job_from_spec(spec: dict):
 
 def _functions(spec_text: str):
     if spec_text not in _JOBS:
-        job = job_from_spec(json.loads(spec_text))
-        _JOBS[spec_text] = (job, search_functions(job))
+        spec = json.loads(spec_text)
+        job = job_from_spec(spec)
+        _JOBS[spec_text] = (job, search_functions(job, spec.get("reduction", "none")))
     return _JOBS[spec_text]
 
 
@@ -90,21 +91,39 @@ def _initial(spec_text: str) -> tuple:
 
 def _expand_partition(spec_text: str, items):
     """Expand a partition of a level. Per state, for the driver: ``("step", number, final,
-    steps)`` with per step (label, successor's fingerprint, step violations, successor's mark,
-    successor's own violations). Per successor fingerprint, once in the partition:
-    ``("state", fingerprint, successor)``, kept for the next level."""
+    steps, ample)`` with per step (label, successor's fingerprint, step violations, successor's
+    mark, successor's own violations), and the positions of the steps the reduction would follow
+    (None: all). Per successor fingerprint, once in the partition: ``("state", fingerprint,
+    successor)``, kept for the next level."""
     job, f = _functions(spec_text)
+    ample = f.get("ample")
     kept: set = set()
     for _, (number, state) in items:
-        steps = []
+        steps, successors = [], []
         for label, nxt, found in f["successors"](state):
             nxt = f["canonical"](nxt)
+            successors.append((label, nxt, found))
             key = fingerprint(nxt)
             steps.append((label, key, list(found), f["mark"](nxt), list(f["check_state"](nxt))))
             if key not in kept:
                 kept.add(key)
                 yield "state", key, nxt
-        yield "step", number, (not steps and f["is_final"](state)), steps
+        chosen = ample(state, successors) if ample is not None and len(successors) > 1 else None
+        yield "step", number, (not steps and f["is_final"](state)), steps, chosen
+
+
+def _reduced(builder: GraphBuilder, depth: int, steps: list, ample) -> list:
+    """The steps to follow: the reduction's, if each leads to an unseen state or one first
+    reached at ``depth`` (the cycle proviso of :func:`~flipcheck.properties.explore.explore_graph`,
+    decided the same way, so the graphs are equal), else all."""
+    if ample is None or len(ample) == len(steps):
+        return steps
+    for k in ample:
+        j = builder.seen(None, key=steps[k][1], may_add=False)
+        if j >= 0 and builder.graph.depth[j] != depth:
+            return steps
+    builder.graph.reduced += 1
+    return [steps[k] for k in ample]
 
 
 def _first_per_key(items):
@@ -118,13 +137,16 @@ def _first_per_key(items):
 
 def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, max_states: int | None = None,
                          liveness: bool = True, progress: Callable[[StateGraph, float], None] | None = None,
-                         progress_every: float = 2.0, resume_dir: str | None = None) -> JobExploration:
+                         progress_every: float = 2.0, resume_dir: str | None = None,
+                         reduction: str = "none") -> JobExploration:
     """Explore the job of ``spec`` (:func:`job_spec`) level by level on ``spark``; the result
     equals :func:`~flipcheck.properties.protocol_explore.explore_job` with
-    ``store="fingerprints"``. With ``resume_dir`` every completed level is saved there, and a
-    run with the same directory and the same job continues from the last one saved."""
+    ``store="fingerprints"`` and the same ``reduction``. With ``resume_dir`` every completed level
+    is saved there, and a run with the same directory and the same job continues from the last
+    one saved."""
     sc = spark.sparkContext
     partitions = partitions or sc.defaultParallelism
+    spec = dict(spec, reduction=reduction)
     spec_text = json.dumps(spec, sort_keys=True)
     job = job_from_spec(spec)
     started = time.perf_counter()
@@ -159,7 +181,8 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
             break
         depth += 1
         fresh: dict = {}
-        for number, final, steps in results:
+        for number, final, steps, ample in results:
+            steps = _reduced(builder, depth, steps, ample)
             for label, child, found, child_mark, child_problems in steps:
                 room = max_states is None or len(builder) < max_states
                 j = builder.seen(None, key=child, may_add=room)
@@ -195,7 +218,7 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
         rdd.unpersist()
     graph.complete = not truncated and graph.expanded == len(builder)
     graph.seconds = time.perf_counter() - started
-    return JobExploration(job, graph, judge(job, graph, liveness))
+    return JobExploration(job, graph, counterexamples(job, graph, liveness, reduction), reduction)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -264,6 +287,7 @@ def _write_round(path: Path, builder: GraphBuilder, depth: int, truncated: bool,
     with open(target / "numbers.bin", "wb") as out:
         numbers.tofile(out)
     document = {"depth": depth, "truncated": truncated, "transitions": graph.transitions, "expanded": graph.expanded,
+                "reduced": graph.reduced,
                 "edges": graph.edges, "used": len(graph.fingerprints), "deadlocks": graph.deadlocks,
                 "finals": graph.finals, "labels": [encode(label) for label in graph.labels],
                 "problems": {name_: [i, encode(label), [[p.property, p.message, _plain(p.witness)] for p in found]]
@@ -317,6 +341,7 @@ def _load_round(target: Path):
             any(not -1 <= j < states for j in graph.parent) or any(not -1 <= j < states for j in graph.targets):
         raise ValueError("a number points outside the graph")
     graph.transitions, graph.expanded = int(document["transitions"]), expanded
+    graph.reduced = int(document.get("reduced", 0))
     graph.deadlocks, graph.finals = [int(i) for i in document["deadlocks"]], [int(i) for i in document["finals"]]
     graph.problems = {str(name): (int(i), decode(label), [Violation(str(p), str(m), decode(w)) for p, m, w in found])
                       for name, (i, label, found) in document["problems"].items()}

@@ -163,6 +163,7 @@ class StateGraph:
     fingerprints: FingerprintTable | None = None
     transitions: int = 0
     expanded: int = 0
+    reduced: int = 0          # states expanded with a reduced set of steps (partial-order reduction)
     complete: bool = False
     edges: bool = True
     deadlocks: list = field(default_factory=list)
@@ -312,6 +313,7 @@ def explore_graph(
     mark: Callable[[Hashable], int] | None = None,
     progress: Callable[[StateGraph, float], None] | None = None,
     progress_every: float = 2.0,
+    ample: Callable[[Hashable, list], Sequence[int] | None] | None = None,
 ) -> StateGraph:
     """Breadth-first search keeping the reachable graph.
 
@@ -324,6 +326,11 @@ def explore_graph(
     first problem with ``stop_at_first``, or once ``stop_when(graph)`` holds (checked after each
     expanded state, so what was found before is exactly what a full search finds first).
     ``progress(graph, seconds)`` is called every ``progress_every`` seconds.
+    ``ample(state, steps)`` (partial-order reduction) may name the positions of the steps to
+    follow instead of all ``steps``; the search takes them only if every one leads one level
+    deeper (the cycle proviso: so every cycle of the reduced graph has a state that was expanded
+    fully, and no step is postponed around it forever), and counts the states it reduced in
+    ``graph.reduced``.
 
     >>> def successors(n):                      # 0 -> 1 -> 2 -> 1 ...; 3 is a dead end
     ...     return {0: [("a", 1, []), ("b", 3, [])], 1: [("c", 2, [])], 2: [("d", 1, [])]}.get(n, [])
@@ -363,9 +370,15 @@ def explore_graph(
         state = frontier.popleft()
         d = graph.depth[i] + 1
         count = 0
-        for label, nxt, found in successors(state):
+        steps = successors(state)
+        if ample is not None:
+            steps = _reduced(builder, state, d - 1, list(steps), ample, canonical)
+            canonical_done = True
+        else:
+            canonical_done = canonical is None
+        for label, nxt, found in steps:
             count += 1
-            if canonical is not None:
+            if not canonical_done:
                 nxt = canonical(nxt)
             room = max_states is None or len(builder) < max_states
             j = builder.seen(nxt, may_add=room)
@@ -387,6 +400,25 @@ def explore_graph(
     graph.complete = i == len(builder) and not truncated
     graph.seconds = time.perf_counter() - started
     return graph
+
+
+def _reduced(builder: GraphBuilder, state, depth_of_state: int, steps: list, ample, canonical) -> list:
+    """The steps to follow from ``state`` (next states made canonical): the ones ``ample``
+    names if each leads to a state one level deeper (unseen, or first reached in the level being
+    built), else all of them. A cycle has a step that does not go one level deeper, and that
+    step's state was expanded fully: the cycle proviso of a breadth-first search."""
+    if canonical is not None:
+        steps = [(label, canonical(nxt), found) for label, nxt, found in steps]
+    chosen = ample(state, steps) if len(steps) > 1 else None
+    if chosen is None or len(chosen) == len(steps):
+        return steps
+    depth, next_level = builder.graph.depth, depth_of_state + 1
+    for k in chosen:
+        j = builder.seen(steps[k][1], may_add=False)
+        if j >= 0 and depth[j] != next_level:
+            return steps  # the cycle proviso
+    builder.graph.reduced += 1
+    return [steps[k] for k in chosen]
 
 
 def _reverse(graph: StateGraph) -> tuple[array, array]:

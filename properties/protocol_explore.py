@@ -56,11 +56,12 @@ from .explore import StateGraph, cannot_reach, explore_graph, lasso
 from .protocol_properties import (
     AFTER_ABORT, END_REACHABLE, NO_DEADLOCK, check_state, check_step, no_deadlock,
 )
+from .protocol_reduction import REDUCTIONS, ample_function, forget_restore_data
 from .violation import Violation
 
 __all__ = ["Counterexample", "TraceStep", "JobExploration", "GRAPH_PROPERTIES", "explore_job", "replay", "simulate",
            "end_state", "canonical", "checkpoint_ids", "rename_ids", "rename_label", "edge_label",
-           "search_functions", "judge"]
+           "search_functions", "judge", "violated_properties", "counterexamples"]
 
 
 @dataclass
@@ -87,9 +88,13 @@ class TraceStep(NamedTuple):
 
 @dataclass
 class JobExploration:
+    """The outcome of :func:`explore_job`: the searched graph (reduced, with a ``reduction``)
+    and the counterexamples, each the shortest trace of the full model."""
+
     job: Job
     graph: StateGraph
     counterexamples: list
+    reduction: str = "none"
 
     @property
     def states(self) -> int:
@@ -301,7 +306,7 @@ def _abort_marks(state: JobState) -> int:
 
 
 def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool = False, liveness: bool = True,
-                shortest_of: str | None = None, store: str = "states",
+                shortest_of: str | None = None, store: str = "states", reduction: str = "none",
                 progress: Callable[[StateGraph, float], None] | None = None) -> JobExploration:
     """Explore ``job`` exhaustively (up to ``max_states``) and check every property.
 
@@ -312,7 +317,10 @@ def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool 
     without exploring the rest (a graph property still needs the whole graph).
     ``store="fingerprints"`` keeps 64-bit fingerprints of the states instead of the states
     (:mod:`.fingerprints`): the same counts and verdicts in a tenth of the memory, unless two
-    states share a fingerprint (``graph.collision_probability``).
+    states share a fingerprint (``graph.collision_probability``). ``reduction="por"`` searches
+    the graph reduced by partial-order reduction (:mod:`.protocol_reduction`): the same violated
+    properties in fewer states; each one's trace is then searched for in the full model, so it is
+    the same shortest trace as without reduction.
     """
     stop_when = None
     if shortest_of == NO_DEADLOCK:
@@ -320,17 +328,57 @@ def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool 
     elif shortest_of is not None and shortest_of not in GRAPH_PROPERTIES:
         stop_when = lambda graph: shortest_of in graph.problems  # noqa: E731
     graph = explore_graph([initial_state(job)], max_states=max_states, stop_at_first=stop_at_first,
-                          stop_when=stop_when, edges=liveness, store=store, progress=progress, **search_functions(job))
-    return JobExploration(job, graph, judge(job, graph, liveness))
+                          stop_when=stop_when, edges=liveness, store=store, progress=progress,
+                          **search_functions(job, reduction))
+    return JobExploration(job, graph, counterexamples(job, graph, liveness, reduction, store), reduction)
 
 
-def search_functions(job: Job) -> dict:
+def counterexamples(job: Job, graph: StateGraph, liveness: bool = True, reduction: str = "none",
+                    store: str = "fingerprints") -> list[Counterexample]:
+    """The counterexamples of a searched graph (:func:`judge`); for a graph searched with a
+    ``reduction``, the shortest trace of the full model for each property it violates."""
+    if reduction == "none":
+        return judge(job, graph, liveness)
+    return _full_model_traces(job, graph, liveness, store)
+
+
+def _full_model_traces(job: Job, reduced: StateGraph, liveness: bool, store: str) -> list[Counterexample]:
+    """The shortest trace of the full model for every property the reduced graph violates: a
+    breadth-first search of the full model up to the last of them (all of it for a graph
+    property). A reduced graph searched completely must agree with the full model."""
+    verdicts = violated_properties(reduced, liveness)
+    if not verdicts:
+        return []
+    if verdicts & GRAPH_PROPERTIES:
+        found = explore_job(job, store=store).counterexamples
+    else:
+        def all_found(graph: StateGraph) -> bool:
+            return all(bool(graph.deadlocks) if name == NO_DEADLOCK else name in graph.problems for name in verdicts)
+        graph = explore_graph([initial_state(job)], stop_when=all_found, edges=False, store=store,
+                              **search_functions(job))
+        found = judge(job, graph, liveness=False)
+    names = {c.property for c in found}
+    if reduced.complete and names != verdicts:
+        raise AssertionError(f"partial-order reduction changed the verdict: the reduced graph violates "
+                             f"{sorted(verdicts)}, the full model {sorted(names)}")
+    return found
+
+
+def search_functions(job: Job, reduction: str = "none") -> dict:
     """What a breadth-first search of ``job`` needs (:func:`~.explore.explore_graph`'s keyword
     arguments): steps with their violations, the stored representative, end states, the
-    end-of-job properties and the after-abort marks. One definition for every explorer."""
-    return {"successors": _checked_successors(job), "canonical": lambda s: _canonical(job, s)[0],
-            "is_final": lambda s: is_end(job, s),
-            "check_state": lambda s: check_state(job, s) if is_end(job, s) else (), "mark": _abort_marks}
+    end-of-job properties and the after-abort marks; with ``reduction="por"`` also the stubborn
+    sets (:mod:`.protocol_reduction`), whose representative forgets what only a restore reads
+    once no failover is left. One definition for every explorer."""
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"reduction must be one of {', '.join(REDUCTIONS)}, got {reduction!r}")
+    functions = {"successors": _checked_successors(job), "canonical": lambda s: _canonical(job, s)[0],
+                 "is_final": lambda s: is_end(job, s),
+                 "check_state": lambda s: check_state(job, s) if is_end(job, s) else (), "mark": _abort_marks}
+    if reduction == "por":
+        functions["ample"] = ample_function(job)
+        functions["canonical"] = lambda s: forget_restore_data(job, _canonical(job, s)[0])
+    return functions
 
 
 def judge(job: Job, graph: StateGraph, liveness: bool = True) -> list[Counterexample]:
@@ -388,11 +436,40 @@ def edge_label(job: Job, graph: StateGraph, position: int) -> tuple:
 GRAPH_PROPERTIES = frozenset({END_REACHABLE, AFTER_ABORT})
 
 
-def _liveness(job: Job, graph: StateGraph) -> list[Counterexample]:
-    found = []
+def _stuck(graph: StateGraph) -> bytearray:
+    """``stuck[i]``: from state ``i`` neither the end of the job nor a deadlock can be reached."""
     no_end = cannot_reach(graph, graph.finals)
     no_deadlock_reachable = cannot_reach(graph, graph.deadlocks)
-    stuck = bytearray(a & b for a, b in zip(no_end, no_deadlock_reachable))
+    return bytearray(a & b for a, b in zip(no_end, no_deadlock_reachable))
+
+
+def _hopeless(graph: StateGraph) -> int:
+    """The first state after whose latest abort no checkpoint can complete and the job cannot
+    end (-1: none)."""
+    marks = graph.marks
+    targets = [i for i in range(len(graph)) if marks[i] & 1]
+    targets += graph.finals
+    hopeless = cannot_reach(graph, targets)
+    return next((i for i in range(len(graph)) if hopeless[i] and marks[i] & 2), -1)
+
+
+def violated_properties(graph: StateGraph, liveness: bool = True) -> set[str]:
+    """The names of the properties a searched graph violates, without their traces (a graph
+    reduced by partial-order reduction has the same ones as the full graph, not the same traces)."""
+    found = set(graph.problems)
+    if graph.deadlocks:
+        found.add(NO_DEADLOCK)
+    if liveness and graph.complete:
+        if _stuck(graph).find(1) >= 0:
+            found.add(END_REACHABLE)
+        if _hopeless(graph) >= 0:
+            found.add(AFTER_ABORT)
+    return found
+
+
+def _liveness(job: Job, graph: StateGraph) -> list[Counterexample]:
+    found = []
+    stuck = _stuck(graph)
     start = stuck.find(1)
     if start >= 0:
         positions, ids = lasso(graph, stuck, start)
@@ -402,16 +479,11 @@ def _liveness(job: Job, graph: StateGraph) -> list[Counterexample]:
         found.append(Counterexample(END_REACHABLE, "the job can run into a cycle that never ends it: every task "
                                     "keeps waiting", stem, labels[repeat:]))
     # A checkpoint can complete after an abort (or the job ends).
-    marks = graph.marks
-    targets = [i for i in range(len(graph)) if marks[i] & 1]
-    targets += graph.finals
-    hopeless = cannot_reach(graph, targets)
-    for i in range(len(graph)):
-        if hopeless[i] and marks[i] & 2:
-            c = _state_at(job, graph, i).coordinator
-            found.append(Counterexample(AFTER_ABORT, f"checkpoint {c.last_aborted} was aborted and from here no "
-                                        "newer checkpoint can complete and the job cannot end", graph.path_to(i)[0]))
-            break
+    i = _hopeless(graph)
+    if i >= 0:
+        c = _state_at(job, graph, i).coordinator
+        found.append(Counterexample(AFTER_ABORT, f"checkpoint {c.last_aborted} was aborted and from here no "
+                                    "newer checkpoint can complete and the job cannot end", graph.path_to(i)[0]))
     return found
 
 

@@ -28,7 +28,15 @@ examples:
 output (--json): one object
   {"states": n, "transitions": n, "complete": true|false,
    "violations": [{"property": "...", "trace": ["step", ...]}],
-   "store": "fingerprints"|"states", "collision_probability": p}
+   "store": "fingerprints"|"states", "collision_probability": p,
+   "reduction": "por"|"none", "reduced_states": n}
+
+reduction: with por (the default) the search follows, in a state where no failover can happen any
+more, only a stubborn set of steps: those that may interfere with each other, closed under
+docs/protocol.md's independence relation (which steps commute, rule by rule). Every deadlock,
+end state, violated step property, cycle that never ends the job and hopeless abort is still
+found, so the verdict is the same; "states" counts the reduced graph. Each violation's trace is
+searched again in the full model, so it is the shortest one, the same as with --reduction none.
 
 fingerprints: two different states may share a 64-bit fingerprint, and the second is then
 taken for seen. The probability printed is TLC's optimistic estimate, distinct x (generated -
@@ -52,6 +60,7 @@ MAX_STATES = 1_000_000_000
 def configure(parser) -> None:
     from flipcheck.cli.types import bounded_int, name
     from flipcheck.model.protocol import MAX_RECORDS
+    from flipcheck.properties.protocol_reduction import REDUCTIONS
 
     parser.add_argument("graph", metavar="GRAPH.json", help="job graph (plan JSON format)")
     parser.add_argument("--mode", default="aligned", choices=["aligned", "unaligned", "at-least-once"])
@@ -71,6 +80,9 @@ def configure(parser) -> None:
                         help="keep 64-bit fingerprints of the seen states (default; about 70 bytes a "
                              "state with the graph, and a collision probability reported as TLC does) "
                              "or the states themselves (about 1 KB a state; no collision possible)")
+    parser.add_argument("--reduction", choices=list(REDUCTIONS), default="por",
+                        help="por (default): partial-order reduction, the same verdicts and traces in fewer "
+                             "states; none: every interleaving (see below)")
     parser.add_argument("--master", metavar="URL", default=None,
                         help="explore on Spark: local[N], local[*], spark://HOST:PORT, yarn, k8s://...; one "
                              "level of the search per round, spread over the executors by fingerprint; the "
@@ -125,7 +137,8 @@ def run(args) -> int:
     if args.master is None:
         if args.partitions is not None or args.spark_log is not None or args.resume_dir is not None:
             raise UsageError("--partitions, --resume-dir and --spark-log need --master")
-        result = explore_job(job, max_states=args.max_states, store=args.store, progress=progress)
+        result = explore_job(job, max_states=args.max_states, store=args.store, reduction=args.reduction,
+                             progress=progress)
     else:
         result = _explore_on_spark(args, graph, variant, progress)
     collision = result.graph.collision_probability
@@ -142,7 +155,8 @@ def run(args) -> int:
     if args.json:
         sys.stdout.write(json.dumps({"states": result.states, "transitions": result.transitions,
                                      "complete": result.complete, "violations": violations,
-                                     "store": args.store, "collision_probability": collision}) + "\n")
+                                     "store": args.store, "collision_probability": collision,
+                                     "reduction": args.reduction, "reduced_states": result.graph.reduced}) + "\n")
     else:
         lines = [f"{result.states} states, {result.transitions} transitions, "
                  f"{'complete' if result.complete else 'INCOMPLETE'}, {len(violations)} violation(s)"
@@ -173,6 +187,6 @@ def _explore_on_spark(args, graph, variant, progress):
     spark = start_spark(args.master, "flipcheck explore", log_path=log)
     try:
         return explore_job_on_spark(spec, spark, partitions=args.partitions, max_states=args.max_states,
-                                    progress=progress, resume_dir=args.resume_dir)
+                                    progress=progress, resume_dir=args.resume_dir, reduction=args.reduction)
     finally:
         stop_spark(spark)

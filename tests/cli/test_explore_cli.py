@@ -19,7 +19,9 @@ def run_cli(capsys, *args):
 def test_correct_protocol_complete_without_violation(capsys, graph_file):
     code, out, err = run_cli(capsys, graph_file(PAIR), "--json", "--failures", "1")
     result = json.loads(out)
-    assert list(result) == ["states", "transitions", "complete", "violations", "store", "collision_probability"]
+    assert list(result) == ["states", "transitions", "complete", "violations", "store", "collision_probability",
+                            "reduction", "reduced_states"]
+    assert result["reduction"] == "por" and 0 <= result["reduced_states"] <= result["states"]
     assert code == 0 and result["complete"] and result["violations"] == []
     assert result["transitions"] >= result["states"] - 1 > 0
     assert result["store"] == "fingerprints" and 0 < result["collision_probability"] < 1e-9
@@ -31,6 +33,19 @@ def test_both_stores_give_the_same_answer(capsys, graph_file):
         code, out, _ = run_cli(capsys, graph_file(PAIR), "--json", "--variant", "pre-flip-147", "--store", store)
         outputs.append((code, {k: v for k, v in json.loads(out).items() if k not in ("store", "collision_probability")}))
     assert outputs[0] == outputs[1] and outputs[0][0] == 1
+
+
+@pytest.mark.parametrize("variant", ["flip-147", "pre-flip-147", "cancel-pending-on-finish"])
+def test_reduction_keeps_the_verdict_and_the_traces(capsys, graph_file, variant):
+    runs = {}
+    for reduction in ("none", "por"):
+        code, out, _ = run_cli(capsys, graph_file(PAIR), "--json", "--records", "2", "--variant", variant,
+                               "--reduction", reduction)
+        runs[reduction] = code, json.loads(out)
+    (code_none, full), (code_por, reduced) = runs["none"], runs["por"]
+    assert code_none == code_por and full["violations"] == reduced["violations"]
+    assert reduced["reduced_states"] > 0 and reduced["states"] < full["states"]
+    assert full["reduced_states"] == 0
 
 
 def test_variant_violation_exits_1_with_a_trace(capsys, graph_file):
@@ -53,7 +68,7 @@ def test_max_states_makes_the_search_incomplete(capsys, graph_file):
     assert code == 1 and json.loads(out)["complete"] is False
 
 
-@pytest.mark.parametrize("args", [["--variant", "nope"], ["--records", "-1"], ["--max-states", "0"],
+@pytest.mark.parametrize("args", [["--variant", "nope"], ["--records", "-1"], ["--max-states", "0"], ["--reduction", "x"],
                                   ["--stop-with-savepoint", "--mode", "unaligned"],
                                   ["--stop-with-savepoint", "--failures", "1"]])
 def test_bad_option_one_line_exit_2(capsys, graph_file, args):

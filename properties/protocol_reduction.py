@@ -1,0 +1,143 @@
+"""Partial-order reduction of the whole-job search: stubborn sets over the model's transitions.
+
+In a state where no failover can happen any more, the explorer may follow only a *stubborn*
+subset of the enabled steps (:func:`ample_steps`) instead of all of them, and still reach every
+deadlock, every end state, every violated step property, every cycle that never ends the job and
+every checkpoint abort after which nothing completes. The set is built from
+:mod:`flipcheck.model.protocol.independence` by Valmari's closure, starting from one enabled step:
+
+* an enabled transition in the set brings in every transition whose general footprint conflicts
+  with the footprint of its step enabled now (so no step outside the set can change what it does,
+  before or after it);
+* a disabled one brings in a necessary enabling set (one of them must come before it can fire);
+* the set is used only if its enabled steps are invisible (none writes what the after-abort
+  property reads, :data:`~flipcheck.model.protocol.independence.VISIBLE`) and fewer than all.
+
+Step properties need no visibility condition here: every property of a step reads only what the
+footprint of that step's transition reads (its notes come from the same parts), so a step
+commuted past it never changes its verdict. The explorer adds the cycle proviso
+(:func:`~.explore.explore_graph`: a reduced state whose chosen successors are not all new is
+expanded fully), which keeps a cycle from postponing a step forever; with it the reduced graph
+has a state from which the end cannot be reached iff the full graph has one.
+
+The traces a user reads are not taken from the reduced graph: :func:`~.protocol_explore.explore_job`
+re-searches the full model for the shortest trace of each violated property.
+
+>>> from types import MappingProxyType
+>>> from flipcheck.model.jobgraph import JobGraph, JobVertex, ALL_TO_ALL
+>>> from flipcheck.model.protocol import Job, initial_state, successors
+>>> job = Job(JobGraph.build([("src", 1), ("map", 1), ("sink", 1)],
+...                          [("src", "map", ALL_TO_ALL), ("map", "sink", ALL_TO_ALL)]), records=2)
+>>> ample = ample_function(job)
+>>> from flipcheck.model.protocol import run
+>>> s = run(job, [("emit", 0, 0), ("trigger", 1)])     # a record waits at map, an RPC at the source
+>>> steps = list(successors(job, s))
+>>> [steps[i][0] for i in ample(s, steps)]            # the poll commutes with everything else
+[('receive', 1, 0, ('D', 0))]
+>>> [label for label, _, _ in steps]
+[('emit', 0, 1), ('rpc', 0, 1), ('receive', 1, 0, ('D', 0))]
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from flipcheck.model.protocol import Job, JobState, Snapshot
+from flipcheck.model.protocol.independence import (
+    VISIBLE, conflict, enabling_transitions, footprint, instance_footprint, transition, transitions,
+)
+
+__all__ = ["REDUCTIONS", "ample_function", "stubborn_set", "forget_restore_data"]
+
+# What ``--reduction`` accepts.
+REDUCTIONS = ("none", "por")
+
+
+def _conflicting(job: Job, groups: tuple, memo: dict, step_footprint) -> tuple:
+    found = memo.get(step_footprint)
+    if found is None:
+        found = memo[step_footprint] = tuple(g for g in groups if conflict(step_footprint, footprint(job, g)))
+    return found
+
+
+def stubborn_set(job: Job, state: JobState, steps: list, start: int, memo: dict | None = None,
+                 limit: int | None = None) -> list[int] | None:
+    """The positions in ``steps`` (every step enabled in ``state``, as ``(label, next state,
+    ...)``) of the enabled steps of the
+    stubborn set grown from ``steps[start]``; None when it would hold a visible step, needs an
+    enabling set that is not known, or (``limit``) has ``limit`` enabled steps or more."""
+    memo = {} if memo is None else memo
+    groups = memo.get("groups")
+    if groups is None:
+        groups = memo["groups"] = transitions(job)
+    enabled = {transition(label): i for i, (label, _, _) in enumerate(steps)}
+    first = transition(steps[start][0])
+    chosen, work, positions = {first}, [first], []
+    while work:
+        group = work.pop()
+        i = enabled.get(group)
+        if i is not None:
+            step_footprint = instance_footprint(job, state, steps[i][0], steps[i][1])
+            if step_footprint.writes & VISIBLE:
+                return None
+            positions.append(i)
+            if limit is not None and len(positions) >= limit:
+                return None
+            more = _conflicting(job, groups, memo, step_footprint)
+        else:
+            more = enabling_transitions(job, state, group)
+            if more is None:
+                return None
+        for other in more:
+            if other not in chosen:
+                chosen.add(other)
+                work.append(other)
+    return sorted(positions)
+
+
+def ample_function(job: Job) -> Callable[[JobState, list], list[int] | None]:
+    """``ample(state, steps)``: the positions of the smallest stubborn set's enabled steps, or
+    None to take every step (a failover may still happen, or no stubborn set is smaller)."""
+    memo: dict = {}
+
+    def ample(state: JobState, steps: list) -> list[int] | None:
+        if state.coordinator.failovers < job.failures or len(steps) < 2:
+            return None
+        best = None
+        for start in range(len(steps)):
+            found = stubborn_set(job, state, steps, start, memo, len(steps) if best is None else len(best))
+            if found is not None:
+                best = found
+                if len(best) == 1:
+                    break
+        return best
+
+    return ample
+
+
+def _without_transactions(snapshot: Snapshot | None) -> Snapshot | None:
+    return snapshot if snapshot is None or not snapshot.transactions else snapshot._replace(transactions=())
+
+
+def forget_restore_data(job: Job, state: JobState) -> JobState:
+    """``state`` without what only a restore reads, once no failover can happen any more: the
+    pre-committed transactions in snapshots (F1 commits them again on restore; nothing else reads
+    them). Then a sink's pre-commit (J5) and a notification that commits older transactions (J8)
+    commute, which the reduction relies on (``precommit-tail`` in
+    :mod:`~flipcheck.model.protocol.independence`)."""
+    if state.coordinator.failovers < job.failures:
+        return state
+    tasks = state.tasks
+    if any(ts.outbox or ts.snapshot is not None for ts in tasks):
+        tasks = tuple(ts if not ts.outbox and ts.snapshot is None else ts._replace(
+            outbox=tuple((k, _without_transactions(snap)) for k, snap in ts.outbox),
+            snapshot=None if ts.snapshot is None else (ts.snapshot[0], _without_transactions(ts.snapshot[1])))
+            for ts in tasks)
+    coordinator = state.coordinator
+    pending = coordinator.pending
+    if pending is not None:
+        coordinator = coordinator._replace(pending=pending._replace(
+            snapshots=tuple(_without_transactions(snap) for snap in pending.snapshots)))
+    if tasks is state.tasks and coordinator is state.coordinator:
+        return state
+    return state._replace(tasks=tasks, coordinator=coordinator)

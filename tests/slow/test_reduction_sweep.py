@@ -1,0 +1,22 @@
+"""Partial-order reduction keeps every verdict, exhaustively: every protocol (the correct one and
+each variant) on every pinned configuration that explores in a few seconds, and every variant
+on its own configuration (tests/quality/test_reduction_keeps_verdicts.py has the quick ones)."""
+
+import pytest
+
+import manifest
+from flipcheck.reference_impl.protocol_variants import PROTOCOLS
+from test_reduction_keeps_verdicts import SLOW_VARIANTS, LONG_CASES, assert_same_verdicts, case_job, pinned_job
+
+PINNED = [e for e in manifest.entries("protocol") if e["seconds"] < 1]
+
+
+@pytest.mark.parametrize("variant", sorted(SLOW_VARIANTS - LONG_CASES))
+def test_slow_variant_keeps_its_verdict_on_its_own_configuration(variant):
+    assert_same_verdicts(case_job(variant, variant))
+
+
+@pytest.mark.parametrize("entry", PINNED, ids=manifest.entry_id)
+def test_every_protocol_keeps_its_verdict_on_a_pinned_configuration(entry):
+    for protocol in PROTOCOLS:
+        assert_same_verdicts(pinned_job(entry, protocol))
