@@ -44,7 +44,7 @@ from typing import Callable
 
 from flipcheck.model.protocol import Job, JobState, Snapshot
 from flipcheck.model.protocol.independence import (
-    VISIBLE, conflict, enabling_transitions, footprint, instance_footprint, transition, transitions,
+    VISIBLE, conflict, enabling_transitions, footprint, instance_kind, kind_footprint, transition, transitions,
 )
 
 __all__ = ["REDUCTIONS", "ample_function", "stubborn_set", "forget_restore_data"]
@@ -53,46 +53,84 @@ __all__ = ["REDUCTIONS", "ample_function", "stubborn_set", "forget_restore_data"
 REDUCTIONS = ("none", "por")
 
 
-def _conflicting(job: Job, groups: tuple, memo: dict, step_footprint) -> tuple:
-    found = memo.get(step_footprint)
-    if found is None:
-        found = memo[step_footprint] = tuple(g for g in groups if conflict(step_footprint, footprint(job, g)))
-    return found
+_FAILS = "fails"   # a transition whose step is visible, or disabled without a known enabling set
+
+
+class _Closure:
+    """What the stubborn sets of one state are grown from, each transition's neighbours worked
+    out once: for an enabled one the transitions it conflicts with, for a disabled one a
+    necessary enabling set."""
+
+    __slots__ = ("job", "state", "steps", "memo", "enabled", "neighbours", "poisoned")
+
+    def __init__(self, job: Job, state: JobState, steps: list, memo: dict):
+        self.job, self.state, self.steps, self.memo = job, state, steps, memo
+        self.enabled = {transition(label): i for i, (label, _, _) in enumerate(steps)}
+        self.neighbours: dict = {}
+        self.poisoned: set = set()   # transitions whose stubborn set would hold one that fails
+
+    def of(self, group: tuple):
+        found = self.neighbours.get(group)
+        if found is None:
+            found = self.neighbours[group] = self._work_out(group)
+        return found
+
+    def _work_out(self, group: tuple):
+        i = self.enabled.get(group)
+        if i is None:
+            more = enabling_transitions(self.job, self.state, group)
+            return _FAILS if more is None else more
+        key = instance_kind(self.job, self.state, self.steps[i][0], self.steps[i][1])
+        memo = self.memo
+        found = memo.get(key)
+        if found is None:
+            step_footprint = kind_footprint(self.job, key)
+            if step_footprint.writes & VISIBLE:
+                found = _FAILS
+            else:
+                groups = memo.get("groups")
+                if groups is None:
+                    groups = memo["groups"] = transitions(self.job)
+                found = tuple(g for g in groups if conflict(step_footprint, footprint(self.job, g)))
+            memo[key] = found
+        return found
+
+    def grow(self, start: int, limit: int | None = None) -> list[int] | None:
+        first = transition(self.steps[start][0])
+        parent = {first: None}   # also the set grown so far
+        work, positions = [first], []
+        enabled, neighbours, work_out, poisoned = self.enabled, self.neighbours, self._work_out, self.poisoned
+        if first in poisoned:
+            return None
+        while work:
+            group = work.pop()
+            more = neighbours.get(group)
+            if more is None:
+                more = neighbours[group] = work_out(group)
+            if more is _FAILS or group in poisoned:
+                while group is not None:  # everything on the way here reaches it too
+                    poisoned.add(group)
+                    group = parent[group]
+                return None
+            i = enabled.get(group)
+            if i is not None:
+                positions.append(i)
+                if limit is not None and len(positions) >= limit:
+                    return None
+            for other in more:
+                if other not in parent:
+                    parent[other] = group
+                    work.append(other)
+        return sorted(positions)
 
 
 def stubborn_set(job: Job, state: JobState, steps: list, start: int, memo: dict | None = None,
                  limit: int | None = None) -> list[int] | None:
     """The positions in ``steps`` (every step enabled in ``state``, as ``(label, next state,
-    ...)``) of the enabled steps of the
-    stubborn set grown from ``steps[start]``; None when it would hold a visible step, needs an
-    enabling set that is not known, or (``limit``) has ``limit`` enabled steps or more."""
-    memo = {} if memo is None else memo
-    groups = memo.get("groups")
-    if groups is None:
-        groups = memo["groups"] = transitions(job)
-    enabled = {transition(label): i for i, (label, _, _) in enumerate(steps)}
-    first = transition(steps[start][0])
-    chosen, work, positions = {first}, [first], []
-    while work:
-        group = work.pop()
-        i = enabled.get(group)
-        if i is not None:
-            step_footprint = instance_footprint(job, state, steps[i][0], steps[i][1])
-            if step_footprint.writes & VISIBLE:
-                return None
-            positions.append(i)
-            if limit is not None and len(positions) >= limit:
-                return None
-            more = _conflicting(job, groups, memo, step_footprint)
-        else:
-            more = enabling_transitions(job, state, group)
-            if more is None:
-                return None
-        for other in more:
-            if other not in chosen:
-                chosen.add(other)
-                work.append(other)
-    return sorted(positions)
+    ...)``) of the enabled steps of the stubborn set grown from ``steps[start]``; None when it
+    would hold a visible step, needs an enabling set that is not known, or (``limit``) has
+    ``limit`` enabled steps or more."""
+    return _Closure(job, state, steps, {} if memo is None else memo).grow(start, limit)
 
 
 def ample_function(job: Job) -> Callable[[JobState, list], list[int] | None]:
@@ -103,9 +141,10 @@ def ample_function(job: Job) -> Callable[[JobState, list], list[int] | None]:
     def ample(state: JobState, steps: list) -> list[int] | None:
         if state.coordinator.failovers < job.failures or len(steps) < 2:
             return None
+        closure = _Closure(job, state, steps, memo)
         best = None
         for start in range(len(steps)):
-            found = stubborn_set(job, state, steps, start, memo, len(steps) if best is None else len(best))
+            found = closure.grow(start, len(steps) if best is None else len(best))
             if found is not None:
                 best = found
                 if len(best) == 1:
@@ -128,14 +167,15 @@ def forget_restore_data(job: Job, state: JobState) -> JobState:
     if state.coordinator.failovers < job.failures:
         return state
     tasks = state.tasks
-    if any(ts.outbox or ts.snapshot is not None for ts in tasks):
+    if any(snap.transactions for ts in tasks for _, snap in ts.outbox) or any(
+            ts.snapshot is not None and ts.snapshot[1].transactions for ts in tasks):
         tasks = tuple(ts if not ts.outbox and ts.snapshot is None else ts._replace(
             outbox=tuple((k, _without_transactions(snap)) for k, snap in ts.outbox),
             snapshot=None if ts.snapshot is None else (ts.snapshot[0], _without_transactions(ts.snapshot[1])))
             for ts in tasks)
     coordinator = state.coordinator
     pending = coordinator.pending
-    if pending is not None:
+    if pending is not None and any(snap is not None and snap.transactions for snap in pending.snapshots):
         coordinator = coordinator._replace(pending=pending._replace(
             snapshots=tuple(_without_transactions(snap) for snap in pending.snapshots)))
     if tasks is state.tasks and coordinator is state.coordinator:

@@ -64,8 +64,8 @@ from .. import barriers as bar
 from .state import DATA, EOD, RUNNING, STOPPED, JobState
 from .structure import Job
 
-__all__ = ["Footprint", "VISIBLE", "transition", "transitions", "footprint", "instance_footprint", "conflict",
-           "enabling_transitions"]
+__all__ = ["Footprint", "VISIBLE", "transition", "transitions", "footprint", "instance_kind", "instance_footprint",
+           "kind_footprint", "conflict", "enabling_transitions"]
 
 
 class Footprint(NamedTuple):
@@ -227,68 +227,104 @@ def _footprint(job: Job, group: tuple) -> Footprint:
     raise ValueError(f"no footprint for {group!r}")
 
 
+def instance_kind(job: Job, s: JobState, label: tuple, after: JobState | None = None) -> tuple:
+    """Which form the step ``label`` enabled in ``s`` (leading to ``after``, if given) takes, as a
+    small key: its transition's general form, or one of the narrower ones of
+    :func:`instance_footprint`."""
+    kind = label[0]
+    if kind == "receive" and label[3][0] == DATA:
+        return ("record", label[1], label[2])
+    if kind == "emit":
+        t = label[1]
+        if s.tasks[t].emitted + 1 < len(job.tasks[t].records):
+            return ("more-records", t)
+    elif kind == "ack":
+        t, k = label[1], label[2]
+        pending = s.coordinator.pending
+        if pending is None or pending.id != k or not pending.wait >> t & 1 or pending.acked >> t & 1:
+            return ("late-ack", t)
+        if pending.acked | 1 << t != pending.wait:
+            return ("partial-ack", t)
+    elif kind == "notify":
+        t = label[1]
+        if label[2] <= s.tasks[t].notified:
+            return ("notified-again", t)
+    elif kind == "rpc" and job.tasks[label[1]].is_source and s.tasks[label[1]].active and not job.stop_with_savepoint:
+        ts = s.tasks[label[1]]
+        return ("source-snapshot", label[1], ts.phase != RUNNING and not ts.final_min)
+    if kind in ("receive", "rpc") and after is not None and (s.coordinator.pending is None
+                                                             or after.coordinator.pending is not None):
+        return ("no-abort", transition(label), kind == "receive" and label[3][0] == EOD)
+    return ("general", transition(label))
+
+
 def instance_footprint(job: Job, s: JobState, label: tuple, after: JobState | None = None) -> Footprint:
     """The footprint of the step ``label`` enabled in ``s`` (leading to ``after``, if given):
     narrower than the transition's general one for a record polled, a source's record that is
     not its last, an acknowledgement that does not complete its checkpoint, a notification of an
     id already notified, and a message or RPC that aborts nothing (:func:`_without_abort`)."""
-    kind = label[0]
-    if kind == "receive" and label[3][0] == DATA:  # J2/J3: the handler may capture it (J5u), no more
-        t, local = label[1], label[2]
+    return kind_footprint(job, instance_kind(job, s, label, after))
+
+
+def kind_footprint(job: Job, key: tuple) -> Footprint:
+    """The footprint of an :func:`instance_kind` (computed once per job)."""
+    memo = job.__dict__.setdefault("_kind_footprints", {})
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _kind_footprint(job, key)
+    return found
+
+
+def _kind_footprint(job: Job, key: tuple) -> Footprint:
+    kind = key[0]
+    if kind == "general":
+        return footprint(job, key[1])
+    if kind == "no-abort":
+        return _without_abort(job, footprint(job, key[1]), key[1], key[2])
+    t = key[1]
+    if kind == "record":  # J2/J3: the handler may capture it (J5u), no more
         info = job.tasks[t]
-        return Footprint(_own(t, "active", "sync", "work") | {("head", info.inputs[local])},
-                         _own(t, "work") | {("head", info.inputs[local])} | _ends(job, "tail", info.outputs))
-    if kind == "emit":
-        t = label[1]
-        if s.tasks[t].emitted + 1 < len(job.tasks[t].records):  # still has data afterwards (C3)
-            return Footprint(_own(t, "phase", "sync", "emitted"),
-                             _own(t, "emitted") | _ends(job, "tail", job.tasks[t].outputs))
-    if kind == "ack":
-        t, k = label[1], label[2]
-        pending = s.coordinator.pending
-        if pending is None or pending.id != k or not pending.wait >> t & 1 or pending.acked >> t & 1:
-            # Late for good: ids only grow (C2) and no failover is left, so it changes nothing.
-            return Footprint(_own(t, "outbox", "active"), _own(t, "outbox"))
-        if pending.acked | 1 << t != pending.wait:
-            # Another acknowledgement is still awaited. An abort before it makes it late, which
-            # ends in the same state (the pending checkpoint is gone either way).
-            return Footprint(_own(t, "outbox", "active") | {("pending-acks",)}, _own(t, "outbox") | {("pending-acks",)})
-    if kind == "rpc" and job.tasks[label[1]].is_source and s.tasks[label[1]].active and not job.stop_with_savepoint:
-        t = label[1]  # J5 on a running source: snapshot, barriers, acknowledgement ready; no decline
+        head = {("head", info.inputs[key[2]])}
+        return Footprint(_own(t, "active", "sync", "work") | head,
+                         _own(t, "work") | head | _ends(job, "tail", info.outputs))
+    if kind == "more-records":  # J1: still has data afterwards (C3 reads only that)
+        return Footprint(_own(t, "phase", "sync", "emitted"), _own(t, "emitted") | _ends(job, "tail", job.tasks[t].outputs))
+    if kind == "late-ack":
+        # Late for good: ids only grow (C2) and no failover is left, so it changes nothing.
+        return Footprint(_own(t, "outbox", "active"), _own(t, "outbox"))
+    if kind == "partial-ack":
+        # Another acknowledgement is still awaited. An abort before it makes it late, which
+        # ends in the same state (the pending checkpoint is gone either way).
+        return Footprint(_own(t, "outbox", "active") | {("pending-acks",)}, _own(t, "outbox") | {("pending-acks",)})
+    if kind == "notified-again":  # J8: an id not newer than the one notified commits nothing
+        return Footprint(_own(t, "notification", "active", "commit-state"), _own(t, "notification"))
+    if kind == "source-snapshot":  # J5 on a running source: snapshot, barriers, acknowledgement; no decline
         outputs = job.tasks[t].outputs
         writes = _own(t, "rpcs", "work", "outbox") | _ends(job, "tail", outputs)
-        if s.tasks[t].phase != RUNNING and not s.tasks[t].final_min:
+        if key[2]:
             writes |= _own(t, "final-min")  # J6: its final checkpoint
         if job.mode == bar.UNALIGNED:
             writes |= _ends(job, "head", outputs)
         return Footprint(_own(t, "rpcs", "active", "phase", "emitted", "work", "final-min") | _ends(job, "tail", outputs),
                          writes)
-    if kind == "notify":
-        t, k = label[1], label[2]
-        if k <= s.tasks[t].notified:
-            return Footprint(_own(t, "notification", "active", "commit-state"), _own(t, "notification"))
-    general = footprint(job, transition(label))
-    if kind in ("receive", "rpc") and after is not None and (s.coordinator.pending is None
-                                                             or after.coordinator.pending is not None):
-        return _without_abort(job, general, label)
-    return general
+    raise ValueError(f"no footprint for {key!r}")
 
 
-def _without_abort(job: Job, general: Footprint, label: tuple) -> Footprint:
+def _without_abort(job: Job, general: Footprint, group: tuple, end_of_data: bool) -> Footprint:
     """A message or RPC that left the pending checkpoint alone: its handler did not abort, or
     aborted an id that is not pending, and never will be (C2: ids only grow). Without a
     stop-with-savepoint it reads nothing of the coordinator (J5 compares the id with ``stop_id``,
     0 for good); a message other than EndOfData touches neither the upstream, the phase nor the
     coordinator's end-of-data view (J4)."""
-    t = label[1]
+    t = group[1]
     abort, abort_sets = _abort_writes(job)
     reads, writes, sets = general.reads, general.writes - abort, general.sets - abort_sets
     if job.stop_with_savepoint:
         writes |= _own(t, "sync")  # J9: its own synchronous savepoint
     else:
         reads = reads - {("pending",)}
-    if label[0] == "receive" and label[3][0] != EOD:
-        channel = job.channels[job.tasks[t].inputs[label[2]]]
+    if group[0] == "receive" and not end_of_data:
+        channel = job.channels[job.tasks[t].inputs[group[2]]]
         reads = reads - {("phase", channel.source)}
         writes = writes - {("acked", channel.source)} - _own(t, "phase", "has-data", "eod-view")
         sets = sets - _LEARNED
