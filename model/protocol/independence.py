@@ -158,13 +158,17 @@ def _checkpoint_on_task(job: Job, t: int) -> Footprint:
     return Footprint(reads, writes, abort_sets)
 
 
+def _once_per_job(job: Job, table: str, key: tuple, compute) -> Footprint:
+    memo = job.__dict__.setdefault(table, {})
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = compute(job, key)
+    return found
+
+
 def footprint(job: Job, group: tuple) -> Footprint:
     """The general footprint of a transition: every form it can take in any state."""
-    memo = job.__dict__.setdefault("_footprints", {})
-    found = memo.get(group)
-    if found is None:
-        found = memo[group] = _footprint(job, group)
-    return found
+    return _once_per_job(job, "_footprints", group, _footprint)
 
 
 def _footprint(job: Job, group: tuple) -> Footprint:
@@ -268,11 +272,7 @@ def instance_footprint(job: Job, s: JobState, label: tuple, after: JobState | No
 
 def kind_footprint(job: Job, key: tuple) -> Footprint:
     """The footprint of an :func:`instance_kind` (computed once per job)."""
-    memo = job.__dict__.setdefault("_kind_footprints", {})
-    found = memo.get(key)
-    if found is None:
-        found = memo[key] = _kind_footprint(job, key)
-    return found
+    return _once_per_job(job, "_kind_footprints", key, _kind_footprint)
 
 
 def _kind_footprint(job: Job, key: tuple) -> Footprint:
