@@ -16,7 +16,7 @@ from flipcheck.properties.protocol_explore import explore_job, search_functions,
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job
 from test_protocol_variants_caught import CASES, LONG_CASES
 
-QUICK_PINNED = [e for e in manifest.entries("protocol") if e["seconds"] < 0.5]
+QUICK_PINNED = [e for e in manifest.entries("protocol") if e["distinct_states"] <= 6_000]
 # Variants whose own configuration takes more than a few seconds to explore twice: they run in
 # tests/slow/test_reduction_sweep.py with the rest.
 SLOW_VARIANTS = LONG_CASES | {"wiki-b-trigger", "new-transaction-after-finish", "union-state-partial-finish"}

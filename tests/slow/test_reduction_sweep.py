@@ -8,7 +8,9 @@ import manifest
 from flipcheck.reference_impl.protocol_variants import PROTOCOLS
 from test_reduction_keeps_verdicts import SLOW_VARIANTS, LONG_CASES, assert_same_verdicts, case_job, pinned_job
 
-PINNED = [e for e in manifest.entries("protocol") if e["seconds"] < 1]
+# Some variants blow union's space up (a violation does not stop a complete search); it has its
+# own variant cases above.
+PINNED = [e for e in manifest.entries("protocol") if e["distinct_states"] <= 6_000 and e["config"]["graph"] != "union"]
 
 
 @pytest.mark.parametrize("variant", sorted(SLOW_VARIANTS - LONG_CASES))
