@@ -57,6 +57,7 @@ from .protocol_properties import (
     AFTER_ABORT, END_REACHABLE, NO_DEADLOCK, check_state, check_step, no_deadlock,
 )
 from .protocol_reduction import REDUCTIONS, ample_function, forget_restore_data
+from .protocol_symmetry import canonical_function
 from .violation import Violation
 
 __all__ = ["Counterexample", "TraceStep", "JobExploration", "GRAPH_PROPERTIES", "explore_job", "replay", "simulate",
@@ -318,9 +319,10 @@ def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool 
     ``store="fingerprints"`` keeps 64-bit fingerprints of the states instead of the states
     (:mod:`.fingerprints`): the same counts and verdicts in a tenth of the memory, unless two
     states share a fingerprint (``graph.collision_probability``). ``reduction="por"`` searches
-    the graph reduced by partial-order reduction (:mod:`.protocol_reduction`): the same violated
-    properties in fewer states; each one's trace is then searched for in the full model, so it is
-    the same shortest trace as without reduction.
+    the graph reduced by partial-order reduction (:mod:`.protocol_reduction`), ``"symmetry"``
+    the quotient by interchangeable tasks (:mod:`.protocol_symmetry`), ``"all"`` both: the same
+    violated properties in fewer states; each one's trace is then searched for in the full
+    model, so it is the same shortest trace as without reduction.
     """
     stop_when = None
     if shortest_of == NO_DEADLOCK:
@@ -369,15 +371,20 @@ def search_functions(job: Job, reduction: str = "none") -> dict:
     arguments): steps with their violations, the stored representative, end states, the
     end-of-job properties and the after-abort marks; with ``reduction="por"`` also the stubborn
     sets (:mod:`.protocol_reduction`), whose representative forgets what only a restore reads
-    once no failover is left. One definition for every explorer."""
+    once no failover is left; with ``"symmetry"`` one representative per orbit of
+    interchangeable tasks (:mod:`.protocol_symmetry`); ``"all"`` both. One definition for every
+    explorer."""
     if reduction not in REDUCTIONS:
         raise ValueError(f"reduction must be one of {', '.join(REDUCTIONS)}, got {reduction!r}")
     functions = {"successors": _checked_successors(job), "canonical": lambda s: _canonical(job, s)[0],
                  "is_final": lambda s: is_end(job, s),
                  "check_state": lambda s: check_state(job, s) if is_end(job, s) else (), "mark": _abort_marks}
-    if reduction == "por":
+    if reduction in ("por", "all"):
         functions["ample"] = ample_function(job)
         functions["canonical"] = lambda s: forget_restore_data(job, _canonical(job, s)[0])
+    if reduction in ("symmetry", "all"):
+        representative, stored = canonical_function(job), functions["canonical"]
+        functions["canonical"] = lambda s: representative(stored(s))
     return functions
 
 

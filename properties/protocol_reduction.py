@@ -49,8 +49,9 @@ from flipcheck.model.protocol.independence import (
 
 __all__ = ["REDUCTIONS", "ample_function", "stubborn_set", "forget_restore_data"]
 
-# What ``--reduction`` accepts.
-REDUCTIONS = ("none", "por")
+# What ``--reduction`` accepts: none, partial-order reduction (here), symmetry reduction
+# (:mod:`.protocol_symmetry`), or both.
+REDUCTIONS = ("none", "por", "symmetry", "all")
 
 
 _FAILS = "fails"   # a transition whose step is visible, or disabled without a known enabling set

@@ -29,14 +29,17 @@ output (--json): one object
   {"states": n, "transitions": n, "complete": true|false,
    "violations": [{"property": "...", "trace": ["step", ...]}],
    "store": "fingerprints"|"states", "collision_probability": p,
-   "reduction": "por"|"none", "reduced_states": n}
+   "reduction": "all"|"por"|"symmetry"|"none", "reduced_states": n}
 
-reduction: with por (the default) the search follows, in a state where no failover can happen any
-more, only a stubborn set of steps: those that may interfere with each other, closed under
-docs/protocol.md's independence relation (which steps commute, rule by rule). Every deadlock,
-end state, violated step property, cycle that never ends the job and hopeless abort is still
-found, so the verdict is the same; "states" counts the reduced graph. Each violation's trace is
-searched again in the full model, so it is the shortest one, the same as with --reduction none.
+reduction (docs/protocol.md): with por the search follows, in a state where no failover can
+happen any more, only a stubborn set of steps: those that may interfere with each other, closed
+under the model's independence relation (which steps commute, rule by rule). With symmetry it
+keeps one state per orbit of interchangeable tasks (subtasks of a vertex, equal vertices),
+renaming tasks, channels and records. all (the default) does both. Every deadlock, end state,
+violated step property, cycle that never ends the job and hopeless abort is still found, so
+the verdict is the same; "states" counts the reduced graph, "reduced_states" the states where
+only some steps were followed. Each violation's trace is searched again in the full model, so
+it is the shortest one, the same as with --reduction none.
 
 fingerprints: two different states may share a 64-bit fingerprint, and the second is then
 taken for seen. The probability printed is TLC's optimistic estimate, distinct x (generated -
@@ -80,9 +83,9 @@ def configure(parser) -> None:
                         help="keep 64-bit fingerprints of the seen states (default; about 70 bytes a "
                              "state with the graph, and a collision probability reported as TLC does) "
                              "or the states themselves (about 1 KB a state; no collision possible)")
-    parser.add_argument("--reduction", choices=list(REDUCTIONS), default="por",
-                        help="por (default): partial-order reduction, the same verdicts and traces in fewer "
-                             "states; none: every interleaving (see below)")
+    parser.add_argument("--reduction", choices=list(REDUCTIONS), default="all",
+                        help="all (default): partial-order and symmetry reduction, the same verdicts and traces "
+                             "in fewer states; por or symmetry: one of them; none: every state (see below)")
     parser.add_argument("--master", metavar="URL", default=None,
                         help="explore on Spark: local[N], local[*], spark://HOST:PORT, yarn, k8s://...; one "
                              "level of the search per round, spread over the executors by fingerprint; the "

@@ -21,7 +21,7 @@ def test_correct_protocol_complete_without_violation(capsys, graph_file):
     result = json.loads(out)
     assert list(result) == ["states", "transitions", "complete", "violations", "store", "collision_probability",
                             "reduction", "reduced_states"]
-    assert result["reduction"] == "por" and 0 <= result["reduced_states"] <= result["states"]
+    assert result["reduction"] == "all" and 0 <= result["reduced_states"] <= result["states"]
     assert code == 0 and result["complete"] and result["violations"] == []
     assert result["transitions"] >= result["states"] - 1 > 0
     assert result["store"] == "fingerprints" and 0 < result["collision_probability"] < 1e-9

@@ -77,7 +77,8 @@ SHARED = {
 LAYER_FORMS = {
     "model": ("{stem}",),
     "reference_impl": ("{stem}", "{stem}_variants"),
-    "properties": ("{stem}_properties", "{stem}_explore", "{stem}_reduction", "{stem}_replay", "{stem}_trace_validation",
+    "properties": ("{stem}_properties", "{stem}_explore", "{stem}_reduction", "{stem}_symmetry", "{stem}_replay",
+                   "{stem}_trace_validation",
                    "z3_{stem}"),
     "generators": ("{stem}",),
 }
