@@ -16,7 +16,7 @@ Benchmarks (speed goals are measured here, never by timed tests).
   flipcheck bench explore   distinct states per second and bytes per state exploring the
                             whole-job protocol (generators/protocol.py example graphs, every
                             mode, 0 and 1 failover), keeping states and keeping fingerprints,
-                            and with partial-order reduction (--reduction por)
+                            and with each reduction (--reduction por, symmetry, all)
   flipcheck bench flink     one small real Flink 2.3 job (source -> map -> two-phase-commit sink,
                             parallelism 2): wall time split into compile, JVM start, job,
                             total and validation (conform); the JVM's listening addresses and
@@ -101,11 +101,14 @@ def _bench_barriers(args) -> int:
     return 0
 
 
+REDUCED = ("por", "symmetry", "all")   # the reductions bench explore measures beside none
+
+
 def _bench_explore(args) -> int:
     """Both stores of the explorer in the same run: states kept (the explorer before
-    fingerprints) and 64-bit fingerprints, each without reduction, then fingerprints with
-    partial-order reduction (``por``: its states, seconds, and how many times fewer states and
-    less time the whole verdict took). Speed untraced; memory is the peak ``tracemalloc`` sees
+    fingerprints) and 64-bit fingerprints, each without reduction, then fingerprints with each
+    reduction (``por``, ``symmetry``, ``all``: states, seconds, and how many times fewer states
+    and less time the whole verdict took). Speed untraced; memory is the peak ``tracemalloc`` sees
     per state in a second, traced run (configurations up to 100,000 states), and the exact size
     of the fingerprint table and graph arrays."""
     import tracemalloc
@@ -124,18 +127,16 @@ def _bench_explore(args) -> int:
 
     if not args.json:
         print(f"{'graph':<8} {'mode':<14} {'fail':>4} {'states':>8} {'complete':>8} {'states/s':>9} "
-              f"{'fp st/s':>9} {'peak B/st':>9} {'fp peak':>8} {'fp seen+graph':>13} {'collision':>9} "
-              f"{'por states':>10} {'por st/s':>9} {'fewer':>6} {'faster':>6}")
+              f"{'fp st/s':>9} {'peak B/st':>9} {'fp peak':>8} {'fp seen+graph':>13} {'collision':>9}"
+              + "".join(f" {reduction + ' states':>15} {'faster':>6}" for reduction in REDUCED))
     for name in ("pair", "chain", "diamond"):
         for mode in ("aligned", "unaligned", "at-least-once"):
             for failures in (0, 1):
                 job = Job(example_graph(name), mode=mode, records=1, failures=failures)
                 kept = explore_job(job, max_states=200_000, store="states")
                 fingerprinted = explore_job(job, max_states=200_000, store="fingerprints")
-                reduced = explore_job(job, max_states=200_000, store="fingerprints", reduction="por")
-                both = kept.complete and reduced.complete
-                fewer = kept.states / reduced.states if both else None
-                faster = kept.seconds / reduced.seconds if both else None
+                reduced = {reduction: explore_job(job, max_states=200_000, store="fingerprints", reduction=reduction)
+                           for reduction in REDUCED}
                 graph = fingerprinted.graph
                 traced = kept.complete and kept.states <= 100_000
                 row = {"graph": name, "mode": mode, "failures": failures, "states": kept.states,
@@ -148,12 +149,14 @@ def _bench_explore(args) -> int:
                        "fingerprints_peak_bytes_per_state":
                            round(peak_bytes_per_state(job, "fingerprints")) if traced else None,
                        "fingerprints_seen_and_graph_bytes_per_state": round(graph.bytes_per_state, 1),
-                       "collision_probability": graph.collision_probability,
-                       "por_states": reduced.states, "por_complete": reduced.complete,
-                       "por_seconds": round(reduced.seconds, 3),
-                       "por_states_per_second": round(reduced.states_per_second),
-                       "por_fewer_states": round(fewer, 2) if fewer else None,
-                       "por_faster": round(faster, 2) if faster else None}
+                       "collision_probability": graph.collision_probability}
+                for reduction, result in reduced.items():
+                    both = kept.complete and result.complete
+                    row.update({f"{reduction}_states": result.states, f"{reduction}_complete": result.complete,
+                                f"{reduction}_seconds": round(result.seconds, 3),
+                                f"{reduction}_states_per_second": round(result.states_per_second),
+                                f"{reduction}_fewer_states": round(kept.states / result.states, 2) if both else None,
+                                f"{reduction}_faster": round(kept.seconds / result.seconds, 2) if both else None})
                 if args.json:
                     print(json.dumps(row))
                 else:
@@ -161,9 +164,10 @@ def _bench_explore(args) -> int:
                     print(f"{name:<8} {mode:<14} {failures:>4} {kept.states:>8} {str(kept.complete):>8} "
                           f"{kept.states_per_second:>9,.0f} {fingerprinted.states_per_second:>9,.0f} "
                           f"{peak if peak is not None else '-':>9} {fp_peak if fp_peak is not None else '-':>8} "
-                          f"{graph.bytes_per_state:>13.1f} {graph.collision_probability:>9.1e} "
-                          f"{reduced.states:>10} {reduced.states_per_second:>9,.0f} "
-                          f"{f'{fewer:.2f}x' if fewer else '-':>6} {f'{faster:.2f}x' if faster else '-':>6}", flush=True)
+                          f"{graph.bytes_per_state:>13.1f} {graph.collision_probability:>9.1e}"
+                          + "".join(f" {row[f'{reduction}_states']:>15} "
+                                    f"{(str(row[f'{reduction}_faster']) + 'x') if row[f'{reduction}_faster'] else '-':>6}"
+                                    for reduction in REDUCED), flush=True)
     return 0
 
 

@@ -26,9 +26,10 @@ SLOW_VARIANTS = LONG_CASES | {"wiki-b-trigger", "new-transaction-after-finish", 
 def pinned_job(entry, variant: str = CORRECT_PROTOCOL):
     options = dict(entry["config"])
     graph = options.pop("graph")
+    parallelism = options.pop("parallelism", 1)
     if options["records"] is None:
         del options["records"]
-    return make_job(example_graph(graph), variant, **options)
+    return make_job(example_graph(graph, parallelism), variant, **options)
 
 
 def case_job(variant: str, protocol: str):

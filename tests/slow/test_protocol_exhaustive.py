@@ -18,9 +18,10 @@ CONFIGS = manifest.entries("protocol")
 def test_correct_protocol_complete_without_violation(entry):
     options = dict(entry["config"])
     graph = options.pop("graph")
+    parallelism = options.pop("parallelism", 1)
     if options["records"] is None:
         del options["records"]     # the graph's per-source flags
-    job = Job(example_graph(graph), **options)
+    job = Job(example_graph(graph, parallelism), **options)
     with manifest.measured(entry):
         result = explore_job(job)
     assert result.complete
