@@ -75,5 +75,6 @@ def test_one_state_per_orbit():
 
 
 def test_a_large_job_is_searched_without_renamings(monkeypatch):
+    assert symmetries(Job(example_graph("pair", 5), records=0)) == []   # 5! x 5! candidates
     monkeypatch.setattr(protocol_symmetry, "MAX_TASKS_CHECKED", 3)
     assert symmetries(Job(example_graph("pair", 2), records=1)) == []
