@@ -60,7 +60,7 @@ J5/C5: no acknowledgement of checkpoint 1 by src[0] is on its way (it has taken 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from flipcheck.model.protocol import FINISHED, RUNNING, END_OF_DATA, Job, JobState, initial_state, successors
 from flipcheck.model.protocol.coordinator import (
@@ -237,10 +237,17 @@ class _Search:
     ``closed``: tasks whose closing line came while a checkpoint of theirs was still pending."""
 
     def __init__(self, job: Job, observations: Sequence[tuple], visible: frozenset, hidden: frozenset,
-                 depth: int, budget: int, window: int):
+                 depth: int, budget: int, window: int, plans_from: Mapping[int, int] | None = None):
         self.job, self.observations, self.visible, self.hidden = job, observations, visible, hidden
         self.depth, self.budget, self.window = depth, budget, window
         self.states = 0
+        # Observation i -> the triggers logged later whose plan may already be computed before it.
+        self.early_triggers: dict = {}
+        for j, o in enumerate(observations):
+            if o[0] == "trigger":
+                first = min(j - EARLY_TRIGGER + 1, (plans_from or {}).get(j, j))
+                for i in range(max(first, 0), j):
+                    self.early_triggers.setdefault(i, []).append(j)
         # Where each lagging observation is logged: a step may cause one only if its line follows soon.
         self.positions: dict = {}
         for i, o in enumerate(observations):
@@ -378,9 +385,9 @@ class _Search:
     def eager(self, node: tuple, i: int) -> tuple:
         """``node`` after every EndOfData, EndOfPartition and record at the head of a channel was
         received, every source whose end-of-input line comes soon ended its data (silent steps
-        that only make a task's finishing possible sooner), and a trigger logged within
-        :data:`EARLY_TRIGGER` observations was started (its plan was computed before the lines
-        in between, flip147 facts §4.1); and the steps taken."""
+        that only make a task's finishing possible sooner), and a trigger whose plan may come
+        before observation ``i`` (``plans_from``) was started (its plan was computed before the
+        lines in between, flip147 facts §4.1); and the steps taken."""
         steps: list = []
         changed = True
         while changed:
@@ -396,8 +403,8 @@ class _Search:
                         steps.append(label)
                         changed = True
                         break
-        soon = self.observations[i + 1:i + EARLY_TRIGGER]
-        if self.observations[i][0] != "trigger" and any(o[0] == "trigger" for o in soon):
+        soon = [self.observations[j] for j in self.early_triggers.get(i, ())]
+        if self.observations[i][0] != "trigger" and soon:
             for label, step in trigger(self.job, node[0]):
                 after = self._step(node, label, step.freeze(), tuple(step.notes), i)
                 if after is not None and after[0] is not None and after[0] in soon:
@@ -437,19 +444,23 @@ class _Search:
 
 def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | None = None, hidden=(),
              depth: int = DEFAULT_DEPTH, budget: int = DEFAULT_BUDGET, window: int = DEFAULT_WINDOW,
-             backtrack: int = DEFAULT_BACKTRACK, progress=None) -> Verdict:
+             backtrack: int = DEFAULT_BACKTRACK, plans_from: Mapping[int, int] | None = None,
+             progress=None) -> Verdict:
     """Whether ``observations`` (in log order) are what some behaviour of ``job`` shows.
     ``visible``: the observation kinds the log can show (default: every kind); steps whose
     observation is of another kind, or a ``(kind, task)`` in ``hidden``, are silent. ``depth`` bounds the silent steps between two
     observations, ``window`` how many observations later a lagging line may come, ``budget``
     the states searched in all; ``progress(i)`` is called every 1,000 observations explained.
+    ``plans_from`` maps a trigger observation's index to the first observation its plan may
+    come before (a trigger's line follows its plan, flip147 facts §4.1 and §4.9); without it a
+    trigger's plan may come up to :data:`EARLY_TRIGGER` - 1 observations before its line.
 
     The search is breadth-first over the observations and lazy: a silent step is taken only
     when the next observation needs it. When an observation cannot be explained, the last
     ``backtrack`` observations are explained again with every silent step taken as early as
     it can be (every way, not only the lazy one)."""
     visible = frozenset(KINDS if visible is None else visible)
-    search = _Search(job, observations, visible, frozenset(hidden), depth, budget, window)
+    search = _Search(job, observations, visible, frozenset(hidden), depth, budget, window, plans_from)
     frontiers: list = [{(initial_state(job), (), (), 0): ()}]
     i = 0
     while i < len(observations):
@@ -560,7 +571,15 @@ def explain(job: Job, states: Sequence[JobState], o: tuple) -> str:
     if kind == "trigger":
         if c.pending is not None:
             return f"C2: checkpoint {c.pending.id} is still pending, so {o[1]} cannot start (one at a time)"
-        return f"C2: the next checkpoint id is {c.last_id + 1}, not {o[1]}"
+        if c.last_id + 1 != o[1]:
+            return f"C2: the next checkpoint id is {c.last_id + 1}, not {o[1]}"
+        if c.stopped:
+            return f"C7: the job was stopped with a savepoint, so {o[1]} cannot start"
+        plan = job.plan(c.known_finished)
+        if isinstance(plan, str):
+            return (f"C2: on the coordinator's view the plan is declined ({plan}), so no checkpoint id "
+                    f"is drawn and {o[1]} cannot start here")
+        return f"C3: the coordinator has no reason to trigger {o[1]} here (nothing learned since its last trigger)"
     if kind == "trigger-task":
         if o[2] not in s.rpcs[t]:
             planned = c.pending is not None and c.pending.id == o[2]

@@ -36,6 +36,7 @@ Example
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 from dataclasses import dataclass, field
@@ -52,7 +53,7 @@ from flipcheck.properties.protocol_trace_validation import KINDS, Verdict, valid
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, protocol as protocol_named
 
 __all__ = ["Check", "Conformance", "RunDirectory", "conform", "conform_files", "model_job", "observations_of",
-           "read_run_directory", "render_conformance", "FLAG_KEYS"]
+           "read_run_directory", "render_conformance", "plans_from", "FLAG_KEYS"]
 
 # The vertex flags a run's job graph lends the plan's vertices (the plan cannot show them).
 FLAG_KEYS = ("union_list_state", "two_phase_commit_sink", "sink_v2")
@@ -296,6 +297,50 @@ def observations_of(reading: LogReading, tasks: _Tasks) -> tuple[list, list, set
     return observed, [o for o, _ in observed], visible, hidden
 
 
+# Log lines carry local time, a trigger's own timestamp is UTC: their difference, rounded to
+# the quarter hour every time zone offset is a multiple of, is the log's offset.
+_ZONE_STEP_MS = 15 * 60 * 1000
+
+
+def plans_from(observed: Sequence[tuple]) -> dict[int, int]:
+    """For each trigger observation whose line gives its own timestamp, the index of the first
+    observation logged at or after that timestamp: the coordinator takes the timestamp, then
+    computes the plan on the JobManager's main thread, then logs the line (flip147 facts §4.9),
+    so every line logged before the timestamp precedes the plan and any line after may follow it.
+
+    >>> from flipcheck.flink.logs import LogEvent
+    >>> def line(t, kind="execution-state", at=None):
+    ...     return LogEvent(kind, "jm.log", 1, f"2026-11-25 11:00:03,{t:03d}", 5, None, "", at)
+    >>> observed = [(("reported", 0), line(531)), (("reported", 1), line(540)), (("reported", 2), line(542)),
+    ...             (("trigger", 5), line(547, "trigger", at=1795600803538))]   # 10:00:03.538 UTC, logged at UTC+1
+    >>> plans_from(observed)
+    {3: 1}
+    """
+    found: dict[int, int] = {}
+    times: list = []
+    for j, (o, e) in enumerate(observed):
+        times.append(_millis(e.time))
+        if o[0] != "trigger" or e.at is None or times[j] is None:
+            continue
+        offset = round((times[j] - e.at) / _ZONE_STEP_MS) * _ZONE_STEP_MS
+        first = j
+        while first > 0 and times[first - 1] is not None and times[first - 1] >= e.at + offset:
+            first -= 1
+        found[j] = first
+    return found
+
+
+def _millis(logged: str) -> int | None:
+    """A log line's time as milliseconds since the epoch, read as if it were UTC."""
+    try:
+        day, clock = logged.split(" ")
+        hms, millis = clock.split(",")
+        moment = datetime.datetime.fromisoformat(f"{day}T{hms}+00:00")
+    except ValueError:
+        return None
+    return int(moment.timestamp()) * 1000 + int(millis)
+
+
 def _name_with_subtask(tasks: _Tasks, t: int) -> str | None:
     """The ``<name> (<subtask>/<parallelism>)#<attempt>`` a task's lines use, if the log named it."""
     for name, attempt in tasks.by_name.items():
@@ -433,7 +478,8 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     options = {"budget": budget} if budget else {}
     if progress is not None:
         options["progress"] = lambda i: progress(i, len(observations))
-    verdict = validate(job, observations, visible=sorted(visible & set(KINDS)), hidden=hidden, **options)
+    verdict = validate(job, observations, visible=sorted(visible & set(KINDS)), hidden=hidden,
+                       plans_from=plans_from(observed), **options)
     first = None
     if verdict.first_unexplained is not None:
         o, e = observed[verdict.first_unexplained]

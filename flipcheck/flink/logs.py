@@ -57,7 +57,7 @@ class Pattern(NamedTuple):
 # Groups by name: ``checkpoint``, ``task`` (an execution attempt id) and ``detail``.
 PATTERNS = (
     Pattern("trigger", "CheckpointCoordinator", "INFO",
-            re.compile(r"Triggering checkpoint (?P<checkpoint>\d+) \(type=(?P<detail>.*)\) @ \d+ for job \w+\.?$"),
+            re.compile(r"Triggering checkpoint (?P<checkpoint>\d+) \(type=(?P<detail>.*)\) @ (?P<at>\d+) for job \w+\.?$"),
             "CheckpointCoordinator.createPendingCheckpoint"),
     Pattern("trigger-task", "TaskExecutor", "DEBUG",
             re.compile(r"Trigger checkpoint (?P<checkpoint>\d+)@\d+ for (?P<task>\S+?)\.?$"),
@@ -122,6 +122,7 @@ class LogEvent:
     checkpoint: int | None
     task: str | None         # an execution attempt id
     detail: str              # what else the entry says: a reason, a state switch, a channel
+    at: int | None = None    # a trigger's own timestamp (ms since the epoch), taken before its plan
 
 
 class LogReading(NamedTuple):
@@ -172,8 +173,9 @@ def _event(file: str, number: int, time: str, logger: str, message: str, more: l
             reasons = [r.group(1) for r in map(_DECLINE_REASON.search, more) if r]
             detail = reasons[0] if reasons else ""
         checkpoint = groups.get("checkpoint")
+        at = groups.get("at")
         return LogEvent(pattern.kind, file, number, time, int(checkpoint) if checkpoint else None,
-                        groups.get("task"), detail.strip())
+                        groups.get("task"), detail.strip(), int(at) if at else None)
     return None
 
 

@@ -93,7 +93,28 @@ def test_an_id_skipped_without_a_failover_is_out_of_order(tmp_path):
     assert not ids.ok and ids.detail.startswith("checkpoint 3 triggered after 1 (")
 
 
-@pytest.mark.parametrize("name", ["chain-flip147-off", "chain-flip147-off-dropped-snapshot"])
+def test_a_trigger_logged_after_finish_switches_had_its_plan_before_them(monkeypatch):
+    """Checkpoint 5's timestamp is taken, its plan computed, and only then is its line logged, with
+    five FINISHED switches of the JobManager in between (flip147 facts §4.9). With FLIP-147 off
+    any of them would have declined the plan, so the plan came before them: the trigger's own
+    timestamp says how far back it may go. Without that reading the line has no model step."""
+    from flipcheck.flink import conform as conform_module
+
+    run = RUNS / "chain-flip147-off-late-trigger"
+    log = (run / "flink.log").read_text().splitlines()
+    line = next(n for n, text in enumerate(log, 1) if "Triggering checkpoint 5 " in text)
+    switches = [text for text in log[:line] if "ExecutionGraph" in text and "to FINISHED" in text]
+    assert "@ 1795600803538 " in log[line - 1] and len(switches) == 5
+    assert all(text.startswith("2026-11-25 10:00:03,54") for text in switches)
+    assert _conform(run, protocol="pre-flip-147").checks[0].ok
+    monkeypatch.setattr(conform_module, "plans_from", lambda observed: {})
+    result = _conform(run, protocol="pre-flip-147")
+    assert not result.checks[0].ok and result.first_unexplained["line"] == line
+    assert result.first_unexplained["why"].startswith("C2: on the coordinator's view the plan is declined")
+
+
+@pytest.mark.parametrize("name", ["chain-flip147-off", "chain-flip147-off-dropped-snapshot",
+                                  "chain-flip147-off-late-trigger"])
 def test_a_flip_147_off_run_conforms_to_pre_flip_147_and_shows_its_loss(name):
     """chain-flip147-off-dropped-snapshot: both sources finish with checkpoint 6 unacknowledged
     and decline nothing; the sinks' acknowledgements are still accepted, and checkpoint 6 fails
