@@ -29,7 +29,8 @@ def test_a_variant_is_caught_minimised_to_a_shortest_trace_and_drawn(tmp_path):
 def test_the_exhaustive_space_explores_every_configuration_completely():
     space = SUITE.space(SUITE.exhaustive_token())
     assert space.size == len(EXHAUSTIVE_CONFIGS) and space.coverage()["max_failures"] == 1
-    assert f"(1,234 distinct states) of the {space.size} example jobs" in space.statement("flip-147", 1234)
+    assert f"(1,234 states searched, reduced by partial-order and symmetry reduction, which keep every verdict) " \
+           f"of the {space.size} example jobs" in space.statement("flip-147", 1234)
     outcome = space.check(space.case(0), SUITE.engine)
     assert outcome.violations == [] and outcome.assignments > 1
     caught = space.check(space.case(0), "cancel-pending-on-finish")
