@@ -2,11 +2,60 @@
 recovery in dataflow engines, starting with Apache Flink's FLIP-147 (checkpoints after tasks
 finished).
 
+The public API (stable; docs/api.md) is what :data:`__all__` lists:
+
+* checks, each returning a :class:`Result` (``ok``, ``counts``, ``counterexample``,
+  ``render(path)``): :func:`plan`, :func:`prove`, :func:`replay_barriers`, :func:`explore`,
+  :func:`verify`, :func:`sweep`;
+* job graphs: :func:`job_graph` (in code), :func:`load_job_graph` (JSON);
+* extension points, the base classes of your own variants: :class:`Protocol` (the whole job's
+  protocol), :class:`PlanCalculator` (a checkpoint-plan algorithm), :class:`BarrierHandler` (one
+  task's barrier alignment), and the recovery designs' engines :class:`ApproximateLocalRecovery`,
+  :class:`TaskLocalRecovery`, :class:`BatchJob` and :class:`SourceJob`.
+
+Everything else is internal. Names load on first use, so ``import flipcheck`` stays quick.
+
+>>> import flipcheck
+>>> flipcheck.plan(flipcheck.load_job_graph("examples/graphs/figure1.json")).ok
+True
+
 Layout (dependencies point one way; ``tests/cover/test_layering.py`` enforces it):
 ``model`` ← ``reference_impl`` ← ``properties`` ← ``generators`` ← this package, whose own
 subpackages are layered too: ``render``, ``flink`` ← ``designs`` ← ``sweep`` ← ``bench`` ←
-``cli``. The designs it checks are registered in :data:`flipcheck.designs.DESIGNS`
-(docs/architecture.md).
+``api`` (this module's exports) ← ``cli``. The designs it checks are registered in
+:data:`flipcheck.designs.DESIGNS` (docs/architecture.md).
 """
 
 __version__ = "0.1.0"
+
+__all__ = ["Result", "Counterexample", "job_graph", "load_job_graph", "plan", "prove", "replay_barriers", "explore",
+           "verify", "sweep", "Protocol", "PlanCalculator", "BarrierHandler", "ApproximateLocalRecovery",
+           "TaskLocalRecovery", "BatchJob", "SourceJob", "__version__"]
+
+# name -> (module, attribute): imported on first use (PEP 562).
+_EXPORTS = {
+    **{name: ("flipcheck.api", name) for name in ("Result", "Counterexample", "job_graph", "load_job_graph", "plan",
+                                                  "prove", "replay_barriers", "explore", "verify", "sweep")},
+    "Protocol": ("flipcheck.model.protocol", "Protocol"),
+    "PlanCalculator": ("flipcheck.reference_impl.plan.flink", "FlinkPlanCalculator"),
+    "BarrierHandler": ("flipcheck.reference_impl.barriers.task", "Task"),
+    "ApproximateLocalRecovery": ("flipcheck.reference_impl.approximate_recovery", "ApproximateLocalRecovery"),
+    "TaskLocalRecovery": ("flipcheck.reference_impl.local_recovery", "TaskLocalRecovery"),
+    "BatchJob": ("flipcheck.reference_impl.batch_recovery", "BatchJob"),
+    "SourceJob": ("flipcheck.reference_impl.split_assignment", "SourceJob"),
+}
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'flipcheck' has no attribute {name!r}")
+    import importlib
+
+    module, attribute = _EXPORTS[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

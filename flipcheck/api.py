@@ -1,0 +1,456 @@
+"""flipcheck's public Python API: check a checkpoint or recovery design from your own code.
+
+Everything here is re-exported by :mod:`flipcheck` itself (``import flipcheck``); these names,
+their parameters and the fields of their results are the stable surface (docs/api.md). Every
+other module is internal and may change.
+
+Each check returns a :class:`Result`: ``ok`` (the verdict), ``counts`` (what was covered),
+``counterexample`` (a :class:`Counterexample`, or None) and ``render(path)``, which draws the
+counterexample (or, with none, what was checked) into a ``.svg`` or ``.png`` file.
+
+Example
+-------
+>>> import flipcheck
+>>> graph = flipcheck.job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
+>>> flipcheck.explore(graph).ok
+True
+>>> flipcheck.explore(graph, "cancel-pending-on-finish").counterexample.property
+'final_checkpoint_before_finish'
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from flipcheck.errors import InputError, UsageError
+from flipcheck.model.graph_json import GraphFormatError, graph_to_json, load_graph, parse_graph
+from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph
+from flipcheck.model.plan import CheckpointPlan, PlanResult, checkpoint_plan
+from flipcheck.model.protocol import Job, Protocol
+
+__all__ = ["Result", "Counterexample", "job_graph", "load_job_graph", "plan", "prove", "replay_barriers",
+           "explore", "verify", "sweep"]
+
+_PATTERNS = {"all-to-all": ALL_TO_ALL, "pointwise": POINTWISE, ALL_TO_ALL: ALL_TO_ALL, POINTWISE: POINTWISE}
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A shortest way to break a property: ``property`` and ``message`` say what broke,
+    ``steps`` (readable, in order) how, and ``replay`` how to get it again from a shell."""
+
+    property: str
+    message: str
+    steps: tuple = ()
+    replay: str = ""
+
+    def __str__(self) -> str:
+        lines = [f"{self.property} violated: {self.message}"]
+        lines += [f"  {number:3d}. {step}" for number, step in enumerate(self.steps, 1)]
+        if self.replay:
+            lines.append(f"replay: {self.replay}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Result:
+    """The outcome of a check: ``ok``, ``counts``, the first ``counterexample`` (None when ok),
+    every violation found (``violations``, as ``(property, message)``), the check's own output
+    (``detail``: the plan, the property rows, the sweep's summary) and how to draw it."""
+
+    check: str
+    ok: bool
+    counts: dict = field(default_factory=dict)
+    counterexample: Counterexample | None = None
+    violations: tuple = ()
+    detail: Any = field(default=None, repr=False, compare=False)
+    _draw: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
+
+    def render(self, path: str | os.PathLike) -> str:
+        """Draw the counterexample (or what was checked, when there is none) into ``path``
+        (``.svg`` or ``.png``; needs graphviz's ``dot``) and return the path."""
+        if self._draw is None:
+            raise UsageError(f"{self.check}: nothing to draw")
+        return self._draw(str(path))
+
+    def report(self) -> str:
+        """The verdict, the counts and the counterexample step by step, as text."""
+        counts = ", ".join(f"{key} {value:,}" if isinstance(value, int) and not isinstance(value, bool)
+                           else f"{key} {value}" for key, value in self.counts.items())
+        head = f"{self.check}: {'ok' if self.ok else 'FAILED'}" + (f" ({counts})" if counts else "")
+        if self.counterexample is not None:
+            return head + "\n" + str(self.counterexample)
+        return head + "".join(f"\n{prop} violated: {message}" for prop, message in self.violations)
+
+
+# -- job graphs ---------------------------------------------------------------------------------
+
+def job_graph(vertices: Sequence[tuple], edges: Sequence[tuple], states: dict | None = None,
+              checkpoints_after_tasks_finished: bool = True) -> JobGraph:
+    """A job graph built in code: ``vertices`` as ``(id, parallelism)``, ``edges`` as
+    ``(source, target, "all-to-all" | "pointwise")``, ``states`` optionally as ``{vertex id:
+    [ExecutionState name per subtask]}`` (default: every task RUNNING).
+
+    >>> g = job_graph([("src", 2), ("map", 2)], [("src", "map", "pointwise")], states={"src": ["FINISHED", "RUNNING"]})
+    >>> [v.id for v in g.vertices], g.vertex("src").parallelism
+    (['src', 'map'], 2)
+    """
+    document: dict[str, Any] = {
+        "vertices": [{"id": vid, "parallelism": parallelism} for vid, parallelism in vertices],
+        "edges": [{"source": s, "target": t, "pattern": _pattern(pattern)} for s, t, pattern in edges],
+        "checkpoints_after_tasks_finished": checkpoints_after_tasks_finished,
+    }
+    if states:
+        document["states"] = states
+    try:
+        return parse_graph(document)
+    except GraphFormatError as error:
+        raise InputError("job_graph", str(error)) from None
+
+
+def load_job_graph(source: str | os.PathLike | dict) -> JobGraph:
+    """A job graph from a JSON file (docs/graph-format.md) or an already parsed JSON document.
+
+    >>> load_job_graph("examples/graphs/figure1.json").vertex("A").parallelism
+    1
+    """
+    try:
+        if isinstance(source, dict):
+            return parse_graph(source)
+        return load_graph(os.fspath(source))
+    except GraphFormatError as error:
+        raise InputError(str(source) if not isinstance(source, dict) else "graph", str(error)) from None
+
+
+def _graph(graph) -> JobGraph:
+    return graph if isinstance(graph, JobGraph) else load_job_graph(graph)
+
+
+def _pattern(pattern: str) -> str:
+    try:
+        return _PATTERNS[pattern]
+    except KeyError:
+        raise InputError("job_graph", f"edge pattern {pattern!r} is not all-to-all or pointwise") from None
+
+
+# -- the checkpoint plan ------------------------------------------------------------------------
+
+def plan(graph, algorithm: str | Callable[[JobGraph], PlanResult] | Any = "flink") -> Result:
+    """Compute ``algorithm``'s checkpoint plan for ``graph`` (with its task states) and check it
+    against the specification (model/plan.py) with every plan property. ``algorithm`` is a name
+    (``flipcheck plan --help`` lists them), a plan calculator (an object with
+    ``calculate(graph)``) or a function ``graph -> plan``. ``detail`` is the plan itself.
+
+    >>> g = load_job_graph("examples/graphs/figure1.json")
+    >>> plan(g).ok, sorted(plan(g).detail.tasks_to_trigger)
+    (True, [('B', 0)])
+    >>> print(plan(g, "wiki-b").counterexample)
+    no_triggered_task_has_running_predecessor violated: triggered but not roots: ('C', 0) (reads running ('B', 0))
+        1. C: RUNNING
+        2. A: FINISHED
+        3. B: RUNNING
+    replay: flipcheck plan --algorithm wiki-b GRAPH.json
+    """
+    from flipcheck.properties.plan_properties import check_plan
+    from flipcheck.reference_impl.plan import plan_algorithm
+
+    graph = _graph(graph)
+    name, compute = _plan_function(algorithm, plan_algorithm)
+    result = compute(graph)
+    spec = checkpoint_plan(graph)
+    violations = tuple((v.property, v.message) for v in check_plan(graph, result, spec))
+    first = None
+    if violations:
+        first = Counterexample(violations[0][0], violations[0][1],
+                               tuple(f"{v.id}: {', '.join(v.states)}" for v in _states_of(graph)),
+                               f"flipcheck plan --algorithm {name} GRAPH.json" if isinstance(algorithm, str) else "")
+
+    def draw(path: str) -> str:
+        from flipcheck.render.core import render_counterexample, render_plan_graph
+
+        drawing = render_counterexample if violations else render_plan_graph
+        return drawing(graph, name, path, result=result)
+
+    counts = {"tasks": graph.num_tasks}
+    if isinstance(result, CheckpointPlan):
+        counts.update(to_trigger=len(result.tasks_to_trigger), to_wait_for=len(result.tasks_to_wait_for))
+    else:
+        counts["declined"] = str(getattr(result, "reason", result))
+    return Result(f"plan {name}", not violations, counts, first, violations, result, draw)
+
+
+def _plan_function(algorithm, by_name) -> tuple[str, Callable]:
+    if isinstance(algorithm, str):
+        try:
+            return algorithm, by_name(algorithm)
+        except (KeyError, ValueError) as error:
+            raise UsageError(f"algorithm: {error.args[0] if error.args else error}") from None
+    if isinstance(algorithm, type):
+        algorithm = algorithm()
+    if hasattr(algorithm, "calculate"):
+        return getattr(algorithm, "name", type(algorithm).__name__), algorithm.calculate
+    if callable(algorithm):
+        return getattr(algorithm, "__name__", "algorithm"), algorithm
+    raise UsageError(f"algorithm: {algorithm!r} is neither a name, a plan calculator nor a function")
+
+
+def _states_of(graph: JobGraph):
+    from types import SimpleNamespace
+
+    document = graph_to_json(graph)
+    states = document.get("states", {})
+    return [SimpleNamespace(id=v["id"], states=states.get(v["id"], ["RUNNING"] * v["parallelism"]))
+            for v in document["vertices"]]
+
+
+def prove(graph, algorithm: str = "flink", states: str = "binary") -> Result:
+    """Prove with z3 that ``algorithm`` computes the specification's plan for EVERY assignment of
+    task states on ``graph``'s topology (``states="binary"``: RUNNING/FINISHED; ``"all"``: the
+    ten ExecutionStates). Only algorithms with a z3 encoding can be proved (``flipcheck prove
+    --help``); a user's own algorithm is checked with :func:`plan` or :func:`verify` instead.
+
+    >>> g = load_job_graph("examples/graphs/figure1.json")
+    >>> prove(g).ok, prove(g, "flink-before-40482", states="all").ok
+    (True, False)
+    """
+    from flipcheck.properties.z3_plan import PLAN_ENCODERS, prove_plan, proof_size_problem
+
+    graph = _graph(graph)
+    if algorithm not in PLAN_ENCODERS:
+        raise UsageError(f"algorithm: no z3 encoding for {algorithm!r} (encoded: {', '.join(sorted(PLAN_ENCODERS))})")
+    if states not in ("binary", "all"):
+        raise UsageError(f"states: {states!r} is not binary or all")
+    too_large = proof_size_problem(graph)
+    if too_large:
+        raise InputError("graph", too_large)
+    proof = prove_plan(graph, algorithm, states)
+    counts = {"tasks": proof.num_tasks, "assignments": f"{proof.values_per_task}^{proof.num_tasks}",
+              "seconds": round(proof.seconds, 3)}
+    if proof.proved:
+        return Result(f"prove {algorithm}", True, counts, None, (),
+                      lambda path: _render_plan(graph, algorithm, path))
+    found = proof.counterexample
+    summary = proof.summary()
+    example = Counterexample("equals_spec", summary, tuple(f"{v.id}: {', '.join(v.states)}" for v in _states_of(found)),
+                             f"flipcheck prove --algorithm {algorithm} --states {states} GRAPH.json")
+    return Result(f"prove {algorithm}", False, counts, example, (("equals_spec", summary),),
+                  lambda path: _render_counterexample(found, algorithm, path))
+
+
+def _render_plan(graph: JobGraph, algorithm: str, path: str) -> str:
+    from flipcheck.render.core import render_plan_graph
+
+    return render_plan_graph(graph, algorithm, path)
+
+
+def _render_counterexample(graph: JobGraph, algorithm: str, path: str) -> str:
+    from flipcheck.render.core import render_counterexample
+
+    return render_counterexample(graph, algorithm, path)
+
+
+# -- one task's barrier alignment ---------------------------------------------------------------
+
+def replay_barriers(events: str | Sequence[str], channels: int, mode: str = "aligned", handler: str = "model",
+                    checkpoints_after_tasks_finished: bool = True, alignment_timeout: int | None = None) -> Result:
+    """Replay input events through one task's barrier handling (the spec ``"model"``, Flink's
+    ``"flink"`` or a named variant) and check every barrier property. ``events`` are the tokens of
+    ``flipcheck barriers --help`` (``B1@0``: barrier 1 on channel 0, ``E@1``: EndOfPartition,
+    ``D@0``: a record, ...), as one string or a list.
+
+    >>> replay_barriers("B1@0 E@1", channels=2).counts["triggered"]
+    [1]
+    >>> replay_barriers("B1@0 E@1", channels=2, handler="eop-not-aligned").ok
+    False
+    """
+    from flipcheck.model.barriers import Config, parse_event
+    from flipcheck.properties.barriers_replay import ImpossibleEvent, replay, summary
+
+    tokens = events.split() if isinstance(events, str) else list(events)
+    if mode not in ("aligned", "unaligned", "at-least-once"):
+        raise UsageError(f"mode: {mode!r} is not aligned, unaligned or at-least-once")
+    parsed = []
+    for position, token in enumerate(tokens, 1):
+        try:
+            parsed.append(parse_event(token))
+        except ValueError as error:
+            raise InputError(f"event {position} ({token})", str(error)) from None
+    config = Config(channels, mode, checkpoints_after_tasks_finished, alignment_timeout=bool(alignment_timeout))
+    try:
+        outcome = replay(config, parsed, alignment_timeout=alignment_timeout, handler=handler)
+    except ImpossibleEvent as error:
+        raise InputError(f"event {error.position} ({error.token})", error.reason) from None
+    except KeyError:
+        raise UsageError(f"handler: unknown barrier handler {handler!r}") from None
+    violations = tuple((str(v).split(":", 1)[0], str(v)) for v in outcome.violations)
+    first = None
+    if violations:
+        first = Counterexample(violations[0][0], violations[0][1], tuple(outcome.tokens),
+                               f"flipcheck barriers --channels {channels} --mode {mode} --handler {handler} "
+                               + " ".join(tokens))
+
+    def draw(path: str) -> str:
+        from flipcheck.render.barriers import render_chart
+
+        return render_chart(outcome, path)
+
+    return Result(f"barriers {handler}", not violations, {"events": len(tokens), **summary(outcome)}, first,
+                  violations, draw)
+
+
+# -- the whole job ------------------------------------------------------------------------------
+
+def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, mode: str = "aligned",
+            records: int = 1, checkpoints: int = 1, failures: int = 0, stop_with_savepoint: bool = False,
+            max_states: int | None = None, reduction: str = "all") -> Result:
+    """Explore every reachable state of the whole job (coordinator, tasks, channels;
+    docs/protocol.md) running ``protocol``: None for FLIP-147 as Flink ships it, a variant's name,
+    or your own :class:`Protocol` subclass (or instance). ``ok`` means complete and no property
+    violated; the counterexample is the full model's shortest trace.
+
+    >>> g = job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
+    >>> result = explore(g, records=1)
+    >>> result.ok, result.counts["complete"]
+    (True, True)
+    >>> class FinishesEarly(Protocol):
+    ...     name = "finishes-early"
+    ...     wait_for_final_checkpoint = False
+    >>> bad = explore(g, FinishesEarly, records=1)
+    >>> bad.ok, bad.counterexample.property
+    (False, 'final_checkpoint_before_finish')
+    """
+    from flipcheck.model.protocol import MAX_RECORDS
+    from flipcheck.properties.protocol_explore import explore_job, replay
+    from flipcheck.properties.protocol_reduction import REDUCTIONS
+    from flipcheck.render.protocol_labels import describe_label
+
+    graph = _graph(graph)
+    chosen = _protocol(protocol)
+    if reduction not in REDUCTIONS:
+        raise UsageError(f"reduction: {reduction!r} is not one of {', '.join(REDUCTIONS)}")
+    if not 0 <= records <= MAX_RECORDS:
+        raise UsageError(f"records: {records} is not between 0 and {MAX_RECORDS:,}")
+    try:
+        job = Job(graph, protocol=chosen, mode=mode, records=records, checkpoints=checkpoints, failures=failures,
+                  stop_with_savepoint=stop_with_savepoint)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    result = explore_job(job, max_states=max_states, reduction=reduction)
+    counts = {"states": result.states, "transitions": result.transitions, "complete": result.complete,
+              "reduction": reduction, "seconds": round(result.seconds, 3)}
+    violations = tuple((c.property, c.message) for c in result.counterexamples)
+    first = None
+    steps = []
+    if result.counterexamples:
+        c = result.counterexamples[0]
+        steps = replay(job, c.labels, c.cycle)
+        command = (f"flipcheck explore GRAPH.json --variant {chosen.name} --mode {mode} --records {records} "
+                   f"--checkpoints {checkpoints} --failures {failures}"
+                   + (" --stop-with-savepoint" if stop_with_savepoint else ""))
+        first = Counterexample(c.property, c.message,
+                               tuple(("loop: " if s.loop else "") + describe_label(job, s.label) for s in steps),
+                               command)
+
+    def draw(path: str) -> str:
+        from flipcheck.render.protocol import render_trace
+
+        if first is None:
+            raise UsageError(f"explore {chosen.name}: no violation, nothing to draw")
+        return render_trace(job, steps, path, f"{chosen.name}: {first.property} violated",
+                            first.message if len(first.message) < 160 else first.message[:157] + "...")
+
+    return Result(f"explore {chosen.name}", result.complete and not violations, counts, first, violations, draw)
+
+
+def _protocol(protocol) -> Protocol:
+    from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, protocol as protocol_named
+
+    if protocol is None:
+        protocol = CORRECT_PROTOCOL
+    if isinstance(protocol, str):
+        try:
+            return protocol_named(protocol)
+        except ValueError as error:
+            raise UsageError(f"protocol: {error}") from None
+    if isinstance(protocol, type) and issubclass(protocol, Protocol):
+        return protocol()
+    if isinstance(protocol, Protocol):
+        return protocol
+    raise UsageError(f"protocol: {protocol!r} is not a protocol name or a flipcheck.Protocol subclass")
+
+
+# -- whole suites -------------------------------------------------------------------------------
+
+def verify(suite: str, variant: str | None = None, budget: float = 20.0) -> Result:
+    """Every property of a design (``flipcheck verify --help`` lists them: plan, barriers,
+    protocol, the recovery designs) with every driver (examples, hypothesis, z3, exploration)
+    within ``budget`` seconds, against the engine or a named ``variant``.
+    ``counts["properties"]`` has one row per property and driver.
+
+    >>> verify("plan", budget=1).ok
+    True
+    """
+    from flipcheck.designs import DesignUnavailable, verify_design
+
+    try:
+        report = verify_design(suite, budget, variant)
+    except DesignUnavailable as error:
+        raise UsageError(f"suite: {error}") from None
+    except (KeyError, ValueError) as error:
+        raise UsageError(f"variant: {error.args[0] if error.args else error}") from None
+    failing = tuple((row["name"], f"{row['violations']} violation(s) found by {row['driver']}")
+                    for row in report["properties"] if row["violations"])
+    first = Counterexample(*failing[0], (), f"flipcheck verify --suite {suite}"
+                           + (f" --variant {variant}" if variant else "")) if failing else None
+    return Result(f"verify {suite}", not failing, {"violations": report["violations"],
+                                                    "properties": report["properties"]}, first, failing)
+
+
+def sweep(suite: str, out: str | os.PathLike, *, cases: int | None = None, seed: str | None = None,
+          exhaustive: bool = False, variant: str | None = None, master: str = "local[*]") -> Result:
+    """Check many cases of a suite on Spark (``master``: ``local[*]`` or any Spark master URL),
+    writing results, pictures and report.html to ``out``; a killed sweep resumes from ``out``.
+    Give ``cases`` (random, with ``seed``) or ``exhaustive=True``. ``render(path)`` copies the
+    first counterexample's picture."""
+    from flipcheck.designs import DesignUnavailable
+    from flipcheck.sweep.runner import SweepRefused, plan_sweep, run_sweep, suite_names
+    from flipcheck.sweep.spark import check_master
+
+    try:
+        spec = plan_sweep(suite_names(suite), variant, cases=cases, seed=seed, exhaustive=exhaustive)
+        check_master(master)
+    except DesignUnavailable as error:
+        raise UsageError(f"suite: {error}") from None
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    try:
+        summary = run_sweep(spec, os.fspath(out), master=master)
+    except SweepRefused as error:
+        raise InputError(os.fspath(out), str(error)) from None
+    found = summary["counterexamples"]
+    first = None
+    if found:
+        cex = found[0]
+        first = Counterexample(cex["property"], f"{cex['suite']}/{cex['algorithm']} minimised to {cex['size']} "
+                               f"{cex['size_unit']}", (), f"flipcheck replay {cex['case_id']} --variant "
+                               f"{cex['algorithm']} --minimise")
+
+    def draw(path: str) -> str:
+        import shutil
+
+        if not found or not found[0].get("picture"):
+            raise UsageError("sweep: no counterexample picture to copy")
+        picture = Path(out) / found[0]["picture"]
+        if picture.suffix != Path(path).suffix:
+            raise UsageError(f"sweep: the picture is {picture.suffix}; give a {picture.suffix} path")
+        shutil.copyfile(picture, path)
+        return path
+
+    counts = {"cases": summary["cases"], "violations": summary["violations"], "errors": summary.get("errors", 0),
+              "report": str(Path(out) / "report.html")}
+    violations = tuple((c["property"], c["case_id"]) for c in found)
+    return Result(f"sweep {suite}", not summary["violations"] and not summary.get("errors"), counts, first,
+                  violations, draw)

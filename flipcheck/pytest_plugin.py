@@ -1,0 +1,185 @@
+"""flipcheck's pytest plugin: check your own protocol, plan algorithm or barrier handler in your
+own tests. Installed with flipcheck (entry point ``pytest11``), on by default.
+
+* The fixture ``flipcheck_checker`` runs a flipcheck check within the profile's bounds and fails
+  the test with a readable report when a property is violated: the shortest counterexample step
+  by step, the path of its picture, and the command that replays it.
+* ``--flipcheck-profile ci|nightly`` picks the bounds (:data:`PROFILES`): ``ci`` (the default)
+  explores at most 200,000 states and verifies for 20 s; ``nightly`` goes to 5,000,000 states and
+  10 minutes. Given on the command line it also loads the hypothesis settings profile of the
+  same name (``flipcheck-ci``: 100 examples, derandomised; ``flipcheck-nightly``: 2,000).
+* ``@pytest.mark.flipcheck(max_states=..., budget=...)`` overrides the profile for one test.
+
+Example (a test file of yours)::
+
+    from flipcheck import Protocol, job_graph
+
+    class MyProtocol(Protocol):
+        name = "my-protocol"
+
+    def test_my_protocol_keeps_every_property(flipcheck_checker):
+        graph = job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
+        flipcheck_checker.explore(graph, MyProtocol, records=1)
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+__all__ = ["PROFILES", "Profile", "Checker"]
+
+
+class Profile(NamedTuple):
+    max_states: int        # explore: states searched at most
+    budget: float          # verify: seconds
+    examples: int          # the hypothesis profile's max_examples
+
+
+PROFILES = {"ci": Profile(200_000, 20.0, 100), "nightly": Profile(5_000_000, 600.0, 2_000)}
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("flipcheck", "flipcheck: check checkpoint and recovery designs")
+    group.addoption("--flipcheck-profile", choices=sorted(PROFILES), default=None,
+                    help="bounds of flipcheck_checker: ci (default; 200,000 states, 20 s) or nightly "
+                         "(5,000,000 states, 10 min); also loads the hypothesis profile flipcheck-<name>")
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "flipcheck(max_states=None, budget=None): bounds of flipcheck_checker "
+                                       "for this test, instead of the profile's")
+    chosen = config.getoption("--flipcheck-profile")
+    if chosen is not None:
+        from hypothesis import settings
+
+        for name, profile in PROFILES.items():
+            settings.register_profile(f"flipcheck-{name}", max_examples=profile.examples, deadline=None,
+                                      derandomize=name == "ci")
+        settings.load_profile(f"flipcheck-{chosen}")
+
+
+class Checker:
+    """What the ``flipcheck_checker`` fixture gives a test: each method runs one flipcheck check
+    (the same arguments as :mod:`flipcheck`'s function of that name), returns its
+    :class:`~flipcheck.Result` when no property is violated, and fails the test otherwise."""
+
+    def __init__(self, profile: Profile, name: str, folder: Path):
+        self.profile, self.name, self.folder = profile, name, folder
+
+    def explore(self, graph, protocol=None, **options):
+        import flipcheck
+
+        options.setdefault("max_states", self.profile.max_states)
+        from flipcheck.model.jobgraph import JobGraph
+
+        graph = graph if isinstance(graph, JobGraph) else flipcheck.load_job_graph(graph)
+        result = flipcheck.explore(graph, protocol, **options)
+        if result.counterexample is not None:
+            self._fail(result, self._explore_replay(graph, protocol, options))
+        if not result.counts["complete"]:
+            import warnings
+
+            warnings.warn(f"flipcheck: {result.check} found no violation in {result.counts['states']:,} states, but "
+                          f"did not search them all (max_states {options['max_states']:,}; --flipcheck-profile "
+                          f"nightly or @pytest.mark.flipcheck(max_states=...) searches further)", stacklevel=2)
+        return result
+
+    def plan(self, graph, algorithm="flink"):
+        import flipcheck
+
+        result = flipcheck.plan(graph, algorithm)
+        if not result.ok:
+            self._fail(result, result.counterexample.replay if result.counterexample else "")
+        return result
+
+    def replay_barriers(self, events, channels, **options):
+        import flipcheck
+
+        result = flipcheck.replay_barriers(events, channels, **options)
+        if not result.ok:
+            self._fail(result, result.counterexample.replay if result.counterexample else "")
+        return result
+
+    def verify(self, suite, variant=None, budget=None):
+        import flipcheck
+
+        result = flipcheck.verify(suite, variant, budget if budget is not None else self.profile.budget)
+        if not result.ok:
+            self._fail(result, result.counterexample.replay if result.counterexample else "")
+        return result
+
+    def _explore_replay(self, graph, protocol, options) -> str:
+        """The command that replays the exploration: the graph saved next to the picture, the
+        protocol as a ``file.py:Name`` spec when it is a class of the user's."""
+        from flipcheck.model.graph_json import graph_to_json
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        saved = self.folder / f"{self.name}.json"
+        saved.write_text(json.dumps(graph_to_json(graph)))
+        variant = _variant_spec(protocol)
+        if variant is None and protocol is not None:
+            variant = f"<define {getattr(protocol, '__name__', type(protocol).__name__)} at module level to replay it>"
+        words = ["flipcheck explore", str(saved)] + ([f"--variant {variant}"] if variant else [])
+        for key in ("mode", "records", "checkpoints", "failures"):
+            if key in options:
+                words.append(f"--{key} {options[key]}")
+        if options.get("stop_with_savepoint"):
+            words.append("--stop-with-savepoint")
+        return " ".join(words)
+
+    def _fail(self, result, replay: str) -> None:
+        lines = [f"flipcheck: {result.check}: {result.counterexample.property} violated"
+                 if result.counterexample else f"flipcheck: {result.check} failed"]
+        if result.counterexample is not None:
+            example = result.counterexample
+            lines.append(f"  {example.message}")
+            if example.steps:
+                lines.append(f"  shortest counterexample ({len(example.steps)} steps):")
+                lines += [f"    {number:3d}. {step}" for number, step in enumerate(example.steps, 1)]
+        for prop, message in result.violations[1:]:
+            lines.append(f"  also violated: {prop}: {message}")
+        lines.append(f"  picture: {self._picture(result)}")
+        if replay:
+            lines.append(f"  replay:  {replay}")
+        pytest.fail("\n".join(lines), pytrace=False)
+
+    def _picture(self, result) -> str:
+        from flipcheck.errors import UsageError
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            return result.render(self.folder / f"{self.name}.svg")
+        except (UsageError, OSError) as error:  # no dot on PATH, say: the verdict stands without it
+            return f"not drawn ({error})"
+
+
+def _variant_spec(protocol) -> str | None:
+    if protocol is None or isinstance(protocol, str):
+        return protocol
+    cls = protocol if isinstance(protocol, type) else type(protocol)
+    try:
+        source = inspect.getsourcefile(cls)
+    except TypeError:
+        source = None
+    if source is None or "<" in cls.__qualname__:
+        return None   # defined inside a function: no spec can load it again
+    return f"{source}:{cls.__qualname__}"
+
+
+@pytest.fixture
+def flipcheck_checker(request, tmp_path_factory) -> Checker:
+    """Run flipcheck checks within the profile's bounds; a violation fails the test with the
+    shortest counterexample, its picture and the command that replays it."""
+    chosen = request.config.getoption("--flipcheck-profile") or "ci"
+    profile = PROFILES[chosen]
+    marker = request.node.get_closest_marker("flipcheck")
+    if marker is not None:
+        profile = profile._replace(**{key: value for key, value in marker.kwargs.items() if key in Profile._fields})
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)[:100]
+    return Checker(profile, name, tmp_path_factory.getbasetemp() / "flipcheck")
