@@ -36,8 +36,9 @@ from .split_assignment import (
     CheckpointCoordinator, OperatorCoordinatorHolder, PendingCheckpoint, SourceCoordinator, SourceJob,
     SplitAssignmentTracker, StaticSplitEnumerator, SubtaskGatewayImpl,
 )
+from .user_variants import is_spec, load_variant
 
-__all__ = ["ENGINE", "VARIANTS", "MUTANTS", "CORRECT_VARIANTS", "make_job"]
+__all__ = ["ENGINE", "VARIANTS", "MUTANTS", "CORRECT_VARIANTS", "make_job", "variant_class"]
 
 ENGINE = "flink"
 
@@ -291,7 +292,15 @@ MUTANTS: dict[str, tuple[str | None, str]] = {
 
 def make_job(config: Config, variant: str = ENGINE) -> SourceJob:
     """A fresh job of ``variant``; ValueError naming the known ones otherwise."""
+    return variant_class(variant)(config)
+
+
+def variant_class(variant: str) -> type[SourceJob]:
+    """The class of ``variant``, or the user's class a spec names (:mod:`.user_variants`);
+    ValueError naming the known ones otherwise."""
+    if is_spec(variant):
+        return load_variant(variant, SourceJob, "split-assignment job")
     try:
-        return VARIANTS[variant](config)
+        return VARIANTS[variant]
     except KeyError:
         raise ValueError(f"unknown variant {variant!r} (expected one of {', '.join(VARIANTS)})") from None
