@@ -32,7 +32,7 @@ from .approximate_recovery import (
     RestartPipelinedRegionFailoverStrategy,
     TaskDeploymentDescriptor,
 )
-from .user_variants import is_spec, load_variant
+from .user_variants import lookup_variant
 
 __all__ = ["APPROXIMATE_RECOVERY_ENGINES", "VARIANTS", "SHIPPED", "engine", "variant_class"]
 
@@ -375,10 +375,4 @@ def engine(name: str = "flip135") -> ApproximateLocalRecovery:
 def variant_class(name: str) -> type[ApproximateLocalRecovery]:
     """The class of variant ``name``, or the user's class a spec names
     (:mod:`.user_variants`); ValueError naming the known ones otherwise."""
-    if is_spec(name):
-        return load_variant(name, ApproximateLocalRecovery, "approximate-recovery engine")
-    try:
-        return APPROXIMATE_RECOVERY_ENGINES[name]
-    except KeyError:
-        raise ValueError(f"unknown approximate-recovery variant {name!r} "
-                         f"(expected one of {', '.join(APPROXIMATE_RECOVERY_ENGINES)})") from None
+    return lookup_variant(name, APPROXIMATE_RECOVERY_ENGINES, ApproximateLocalRecovery, "approximate-recovery variant")

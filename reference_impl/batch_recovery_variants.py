@@ -31,7 +31,7 @@ from flipcheck.model.batch_recovery import CREATED, FINISHED, Config
 from .batch_recovery import (
     BatchJob, DefaultBatchJobRecoveryHandler, IllegalStateException, JobMaster, RELEASE,
 )
-from .user_variants import is_spec, load_variant
+from .user_variants import lookup_variant
 
 __all__ = ["ENGINE", "VARIANTS", "MUTANTS", "CORRECT_VARIANTS", "make_job", "variant_class"]
 
@@ -264,9 +264,4 @@ def make_job(config: Config, variant: str = ENGINE) -> BatchJob:
 def variant_class(variant: str) -> type[BatchJob]:
     """The class of ``variant``, or the user's class a spec names (:mod:`.user_variants`);
     ValueError naming the known ones otherwise."""
-    if is_spec(variant):
-        return load_variant(variant, BatchJob, "batch-recovery job")
-    try:
-        return VARIANTS[variant]
-    except KeyError:
-        raise ValueError(f"unknown variant {variant!r} (expected one of {', '.join(VARIANTS)})") from None
+    return lookup_variant(variant, VARIANTS, BatchJob, "variant")

@@ -31,7 +31,7 @@ from .local_recovery import (
     TaskLocalRecovery,
     TaskLocalStateStoreImpl,
 )
-from .user_variants import is_spec, load_variant
+from .user_variants import lookup_variant
 
 __all__ = ["LOCAL_RECOVERY_ENGINES", "VARIANTS", "engine", "variant_class"]
 
@@ -387,10 +387,4 @@ def engine(name: str = "flink") -> TaskLocalRecovery:
 def variant_class(name: str) -> type[TaskLocalRecovery]:
     """The class of variant ``name``, or the user's class a spec names
     (:mod:`.user_variants`); ValueError naming the known ones otherwise."""
-    if is_spec(name):
-        return load_variant(name, TaskLocalRecovery, "local-recovery engine")
-    try:
-        return LOCAL_RECOVERY_ENGINES[name]
-    except KeyError:
-        raise ValueError(f"unknown local-recovery variant {name!r} "
-                         f"(expected one of {', '.join(LOCAL_RECOVERY_ENGINES)})") from None
+    return lookup_variant(name, LOCAL_RECOVERY_ENGINES, TaskLocalRecovery, "local-recovery variant")

@@ -53,7 +53,7 @@ from flipcheck.model.protocol import Job, Protocol
 from flipcheck.model.jobgraph import JobGraph
 
 from .plan import PLAN_ALGORITHMS
-from .user_variants import is_spec, load_variant
+from .user_variants import lookup_variant
 
 __all__ = ["PROTOCOL_VARIANTS", "PROTOCOLS", "CORRECT_PROTOCOL", "protocol_class", "protocol", "make_job"]
 
@@ -244,12 +244,7 @@ PROTOCOLS: dict[str, type[Protocol]] = {CORRECT_PROTOCOL: Protocol, **PROTOCOL_V
 def protocol_class(name: str) -> type[Protocol]:
     """The class of protocol variant ``name``, or the user's class a spec names
     (:func:`~flipcheck.reference_impl.user_variants.load_variant`); ValueError otherwise."""
-    if is_spec(name):
-        return load_variant(name, Protocol, "protocol variant")
-    try:
-        return PROTOCOLS[name]
-    except KeyError:
-        raise ValueError(f"unknown protocol variant {name!r} (expected one of {', '.join(PROTOCOLS)})") from None
+    return lookup_variant(name, PROTOCOLS, Protocol, "protocol variant")
 
 
 def protocol(name: str) -> Protocol:

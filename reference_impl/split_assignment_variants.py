@@ -36,7 +36,7 @@ from .split_assignment import (
     CheckpointCoordinator, OperatorCoordinatorHolder, PendingCheckpoint, SourceCoordinator, SourceJob,
     SplitAssignmentTracker, StaticSplitEnumerator, SubtaskGatewayImpl,
 )
-from .user_variants import is_spec, load_variant
+from .user_variants import lookup_variant
 
 __all__ = ["ENGINE", "VARIANTS", "MUTANTS", "CORRECT_VARIANTS", "make_job", "variant_class"]
 
@@ -298,9 +298,4 @@ def make_job(config: Config, variant: str = ENGINE) -> SourceJob:
 def variant_class(variant: str) -> type[SourceJob]:
     """The class of ``variant``, or the user's class a spec names (:mod:`.user_variants`);
     ValueError naming the known ones otherwise."""
-    if is_spec(variant):
-        return load_variant(variant, SourceJob, "split-assignment job")
-    try:
-        return VARIANTS[variant]
-    except KeyError:
-        raise ValueError(f"unknown variant {variant!r} (expected one of {', '.join(VARIANTS)})") from None
+    return lookup_variant(variant, VARIANTS, SourceJob, "variant")

@@ -43,9 +43,10 @@ import inspect
 import os
 import sys
 from functools import lru_cache
+from typing import Mapping
 
 __all__ = ["SEPARATOR", "UserVariantError", "WrongVariantKind", "is_spec", "absolute_spec", "load_variant",
-           "base_name"]
+           "lookup_variant", "base_name"]
 
 # Registered names never contain it; a spec always does.
 SEPARATOR = ":"
@@ -58,12 +59,13 @@ class UserVariantError(ValueError):
 
 
 class WrongVariantKind(UserVariantError):
-    """The spec names something, but not a subclass of the registry's base. ``needs`` says what
-    the registry takes (``a protocol variant (a subclass of ...)``)."""
+    """The spec names something, but not a subclass of the registry's base: ``found`` says what
+    it is (``Mine is a function``), ``needs`` what the registry takes (``a protocol variant (a
+    subclass of flipcheck.model.protocol.Protocol)``)."""
 
-    def __init__(self, message: str, needs: str):
+    def __init__(self, message: str, found: str, needs: str):
         super().__init__(message)
-        self.needs = needs
+        self.found, self.needs = found, needs
 
 
 def is_spec(name: str) -> bool:
@@ -79,7 +81,13 @@ def _split(spec: str) -> tuple[str, str]:
 
 
 def _is_path(where: str) -> bool:
-    return "/" in where or os.sep in where or where.endswith(".py")
+    """A file, not a module: it has a directory or ``.py`` in it, or is a file here (``notes.txt``)."""
+    if "/" in where or os.sep in where or where.endswith(".py"):
+        return True
+    try:
+        return os.path.isfile(where)
+    except (OSError, ValueError):
+        return False
 
 
 def absolute_spec(spec: str) -> str:
@@ -163,7 +171,8 @@ def _import_module(spec: str, dotted: str):
 
 def _kind(value) -> str:
     if inspect.isclass(value):
-        return f"a class ({value.__module__}.{value.__qualname__})"
+        bases = [base_name(b) for b in value.__bases__ if b is not object]
+        return f"a class deriving from {', '.join(bases)}" if bases else "a class deriving from object alone"
     if inspect.ismodule(value):
         return "a module"
     if inspect.isroutine(value):
@@ -186,7 +195,19 @@ def load_variant(spec: str, base: type, what: str) -> type:
     if not hasattr(module, class_name):
         raise UserVariantError(f"{spec}: no class {class_name} in {getattr(module, '__file__', None) or where}")
     value = getattr(module, class_name)
-    needs = f"a {what} (a subclass of {base_name(base)})"
+    needs = f"{'an' if what[0] in 'aeiou' else 'a'} {what} (a subclass of {base_name(base)})"
     if not (inspect.isclass(value) and issubclass(value, base)):
-        raise WrongVariantKind(f"{spec}: {class_name} is {_kind(value)}, not {needs}", needs)
+        found = f"{class_name} is {_kind(value)}"
+        raise WrongVariantKind(f"{spec}: {found}, not {needs}", found, needs)
     return value
+
+
+def lookup_variant(name: str, registry: Mapping[str, type], base: type, what: str) -> type:
+    """A registry's lookup: ``registry[name]``, or for a spec the user's subclass of ``base``
+    (:func:`load_variant`); ValueError naming the registered names or the spec's problem."""
+    if is_spec(name):
+        return load_variant(name, base, what)
+    try:
+        return registry[name]
+    except KeyError:
+        raise ValueError(f"unknown {what} {name!r} (expected one of {', '.join(registry)})") from None

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from flipcheck.model.barriers import Config
 
-from ..user_variants import is_spec, load_variant
+from ..user_variants import lookup_variant
 from .task import Task
 from .variants import VARIANTS, BarrierVariant
 
@@ -29,12 +29,7 @@ HANDLERS: dict[str, type[Task]] = {"flink": Task, **VARIANTS}
 
 def handler_class(name: str) -> type[Task]:
     """The task class of handler ``name``, or the user's class a spec names; ValueError otherwise."""
-    if is_spec(name):
-        return load_variant(name, Task, "barrier handler")
-    try:
-        return HANDLERS[name]
-    except KeyError:
-        raise ValueError(f"unknown handler {name!r} (expected one of {', '.join(sorted(HANDLERS))})") from None
+    return lookup_variant(name, HANDLERS, Task, "barrier handler")
 
 
 def make_task(config: Config, name: str = "flink") -> Task:

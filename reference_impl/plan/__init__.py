@@ -17,7 +17,7 @@ from typing import Callable
 from flipcheck.model.jobgraph import JobGraph
 from flipcheck.model.plan import PlanResult, checkpoint_plan
 
-from ..user_variants import is_spec, load_variant
+from ..user_variants import is_spec, lookup_variant
 from .flink import FlinkPlanCalculator
 from .variants import (
     FlinkBefore22003PlanCalculator,
@@ -31,7 +31,7 @@ from .variants import (
 )
 
 __all__ = ["PLAN_ALGORITHMS", "PLAN_CALCULATORS", "MAIN_ALGORITHMS", "CORRECT_ALGORITHMS", "FlinkPlanCalculator",
-           "plan_algorithm"]
+           "plan_algorithm", "calculator_class"]
 
 PLAN_CALCULATORS = {
     c.name: c
@@ -67,6 +67,12 @@ def plan_algorithm(name: str) -> Callable[[JobGraph], PlanResult]:
         raise ValueError(f"unknown algorithm {name!r} (expected one of {', '.join(sorted(PLAN_ALGORITHMS))})") from None
 
 
+def calculator_class(name: str) -> type[FlinkPlanCalculator]:
+    """The calculator class ``name`` names (``spec`` is the model's function, not a calculator), or
+    the user's subclass of :class:`FlinkPlanCalculator` a spec names; ValueError otherwise."""
+    return lookup_variant(name, PLAN_CALCULATORS, FlinkPlanCalculator, "plan algorithm")
+
+
 @cache
 def _user_calculator(spec: str) -> FlinkPlanCalculator:
-    return load_variant(spec, FlinkPlanCalculator, "plan algorithm")()
+    return calculator_class(spec)()
