@@ -32,8 +32,9 @@ from .approximate_recovery import (
     RestartPipelinedRegionFailoverStrategy,
     TaskDeploymentDescriptor,
 )
+from .user_variants import lookup_variant
 
-__all__ = ["APPROXIMATE_RECOVERY_ENGINES", "VARIANTS", "SHIPPED", "engine"]
+__all__ = ["APPROXIMATE_RECOVERY_ENGINES", "VARIANTS", "SHIPPED", "engine", "variant_class"]
 
 
 # -- failover ----------------------------------------------------------------------------------
@@ -368,8 +369,10 @@ APPROXIMATE_RECOVERY_ENGINES = {ApproximateLocalRecovery.name: ApproximateLocalR
 
 def engine(name: str = "flip135") -> ApproximateLocalRecovery:
     """An instance of the engine or variant ``name``; ValueError naming the known ones."""
-    try:
-        return APPROXIMATE_RECOVERY_ENGINES[name]()
-    except KeyError:
-        raise ValueError(f"unknown approximate-recovery variant {name!r} "
-                         f"(expected one of {', '.join(APPROXIMATE_RECOVERY_ENGINES)})") from None
+    return variant_class(name)()
+
+
+def variant_class(name: str) -> type[ApproximateLocalRecovery]:
+    """The class of variant ``name``, or the user's class a spec names
+    (:mod:`.user_variants`); ValueError naming the known ones otherwise."""
+    return lookup_variant(name, APPROXIMATE_RECOVERY_ENGINES, ApproximateLocalRecovery, "approximate-recovery variant")

@@ -31,8 +31,9 @@ from flipcheck.model.batch_recovery import CREATED, FINISHED, Config
 from .batch_recovery import (
     BatchJob, DefaultBatchJobRecoveryHandler, IllegalStateException, JobMaster, RELEASE,
 )
+from .user_variants import lookup_variant
 
-__all__ = ["ENGINE", "VARIANTS", "MUTANTS", "CORRECT_VARIANTS", "make_job"]
+__all__ = ["ENGINE", "VARIANTS", "MUTANTS", "CORRECT_VARIANTS", "make_job", "variant_class"]
 
 ENGINE = "flink"
 
@@ -257,7 +258,10 @@ MUTANTS: dict[str, tuple[str | None, str]] = {
 
 def make_job(config: Config, variant: str = ENGINE) -> BatchJob:
     """A fresh job of ``variant``; ValueError naming the known ones otherwise."""
-    try:
-        return VARIANTS[variant](config)
-    except KeyError:
-        raise ValueError(f"unknown variant {variant!r} (expected one of {', '.join(VARIANTS)})") from None
+    return variant_class(variant)(config)
+
+
+def variant_class(variant: str) -> type[BatchJob]:
+    """The class of ``variant``, or the user's class a spec names (:mod:`.user_variants`);
+    ValueError naming the known ones otherwise."""
+    return lookup_variant(variant, VARIANTS, BatchJob, "variant")

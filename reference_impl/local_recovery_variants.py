@@ -31,8 +31,9 @@ from .local_recovery import (
     TaskLocalRecovery,
     TaskLocalStateStoreImpl,
 )
+from .user_variants import lookup_variant
 
-__all__ = ["LOCAL_RECOVERY_ENGINES", "VARIANTS", "engine"]
+__all__ = ["LOCAL_RECOVERY_ENGINES", "VARIANTS", "engine", "variant_class"]
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -380,8 +381,10 @@ LOCAL_RECOVERY_ENGINES = {TaskLocalRecovery.name: TaskLocalRecovery, **VARIANTS}
 
 def engine(name: str = "flink") -> TaskLocalRecovery:
     """An instance of the engine or variant ``name``; ValueError naming the known ones."""
-    try:
-        return LOCAL_RECOVERY_ENGINES[name]()
-    except KeyError:
-        raise ValueError(f"unknown local-recovery variant {name!r} "
-                         f"(expected one of {', '.join(LOCAL_RECOVERY_ENGINES)})") from None
+    return variant_class(name)()
+
+
+def variant_class(name: str) -> type[TaskLocalRecovery]:
+    """The class of variant ``name``, or the user's class a spec names
+    (:mod:`.user_variants`); ValueError naming the known ones otherwise."""
+    return lookup_variant(name, LOCAL_RECOVERY_ENGINES, TaskLocalRecovery, "local-recovery variant")

@@ -41,6 +41,10 @@ Example
 'plan'
 >>> protocol("flip-147").name
 'flip-147'
+
+Besides these names, every lookup takes a user's own subclass of
+:class:`~flipcheck.model.protocol.Protocol` by spec, ``path/to/file.py:Class`` or
+``module:Class`` (:mod:`flipcheck.reference_impl.user_variants`).
 """
 
 from __future__ import annotations
@@ -49,8 +53,9 @@ from flipcheck.model.protocol import Job, Protocol
 from flipcheck.model.jobgraph import JobGraph
 
 from .plan import PLAN_ALGORITHMS
+from .user_variants import lookup_variant
 
-__all__ = ["PROTOCOL_VARIANTS", "PROTOCOLS", "CORRECT_PROTOCOL", "protocol", "make_job"]
+__all__ = ["PROTOCOL_VARIANTS", "PROTOCOLS", "CORRECT_PROTOCOL", "protocol_class", "protocol", "make_job"]
 
 CORRECT_PROTOCOL = Protocol.name
 
@@ -236,11 +241,14 @@ PROTOCOL_VARIANTS: dict[str, type[Protocol]] = {
 PROTOCOLS: dict[str, type[Protocol]] = {CORRECT_PROTOCOL: Protocol, **PROTOCOL_VARIANTS}
 
 
+def protocol_class(name: str) -> type[Protocol]:
+    """The class of protocol variant ``name``, or the user's class a spec names
+    (:func:`~flipcheck.reference_impl.user_variants.load_variant`); ValueError otherwise."""
+    return lookup_variant(name, PROTOCOLS, Protocol, "protocol variant")
+
+
 def protocol(name: str) -> Protocol:
-    try:
-        return PROTOCOLS[name]()
-    except KeyError:
-        raise ValueError(f"unknown protocol variant {name!r} (expected one of {', '.join(PROTOCOLS)})") from None
+    return protocol_class(name)()
 
 
 def make_job(graph: JobGraph, variant: str = CORRECT_PROTOCOL, **options) -> Job:

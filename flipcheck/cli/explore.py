@@ -61,7 +61,7 @@ MAX_STATES = 1_000_000_000
 
 
 def configure(parser) -> None:
-    from flipcheck.cli.types import bounded_int, name
+    from flipcheck.cli.types import bounded_int, variant
     from flipcheck.model.protocol import MAX_RECORDS
     from flipcheck.properties.protocol_reduction import REDUCTIONS
 
@@ -76,7 +76,9 @@ def configure(parser) -> None:
     parser.add_argument("--stop-with-savepoint", action="store_true",
                         help="the coordinator may stop the job once with a savepoint without drain "
                              "(aligned mode, no failures)")
-    parser.add_argument("--variant", type=name, default=None, metavar="NAME", help="a named protocol variant")
+    parser.add_argument("--variant", type=variant, default=None, metavar="NAME",
+                        help="a named protocol variant, or your own subclass of flipcheck.model.protocol.Protocol: "
+                             "FILE.py:CLASS or MODULE:CLASS (runs that file's code; docs/architecture.md)")
     parser.add_argument("--max-states", type=bounded_int(1, MAX_STATES), default=None, metavar="N",
                         help="stop after N distinct states")
     parser.add_argument("--store", choices=["fingerprints", "states"], default="fingerprints",
@@ -110,7 +112,8 @@ def run(args) -> int:
     from flipcheck.model.graph_json import GraphFormatError, load_graph
     from flipcheck.render.protocol_labels import describe_label
     from flipcheck.properties.protocol_explore import explore_job, replay
-    from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job
+    from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job, protocol_class
+    from flipcheck.reference_impl.user_variants import UserVariantError
 
     if args.render is not None:
         from flipcheck.render.core import output_format
@@ -121,8 +124,12 @@ def run(args) -> int:
         raise UsageError(f"--stop-with-savepoint is modelled with --mode aligned and --failures 0 "
                          f"(got --mode {args.mode} --failures {args.failures})")
     variant = args.variant or CORRECT_PROTOCOL
-    if variant not in PROTOCOLS:
-        raise UsageError(f"unknown --variant {variant!r} (expected one of {', '.join(PROTOCOLS)})")
+    try:
+        protocol_class(variant)
+    except UserVariantError as error:
+        raise UsageError(f"--variant {error}") from None
+    except ValueError:
+        raise UsageError(f"unknown --variant {variant!r} (expected one of {', '.join(PROTOCOLS)})") from None
     try:
         graph = load_graph(args.graph)
     except (GraphFormatError, OSError) as error:

@@ -32,12 +32,14 @@ exit codes: 0 the case satisfies every property, 1 a property is violated, 2 bad
 
 
 def configure(parser) -> None:
-    from flipcheck.cli.types import name
+    from flipcheck.cli.types import variant
 
     parser.add_argument("case_id", metavar="CASE_ID", help="SUITE:SEED:INDEX as a sweep reports it")
     names = parser.add_mutually_exclusive_group()
-    names.add_argument("--algorithm", type=name, metavar="NAME", help="algorithm to check (default: the suite's engine, flink)")
-    names.add_argument("--variant", type=name, metavar="NAME", help="named variant or mutant (same as --algorithm)")
+    names.add_argument("--algorithm", type=variant, metavar="NAME", help="algorithm to check (default: the suite's engine, flink)")
+    names.add_argument("--variant", type=variant, metavar="NAME",
+                       help="named variant or mutant (same as --algorithm), or your own class: FILE.py:CLASS or "
+                            "MODULE:CLASS, as the sweep recorded it (runs that file's code; docs/architecture.md)")
     drawing = parser.add_mutually_exclusive_group()
     drawing.add_argument("--render", metavar="FILE.svg", help="where to draw the case (default: replay-SUITE-SEED-INDEX.svg)")
     drawing.add_argument("--no-render", action="store_true", help="do not draw")
@@ -49,10 +51,13 @@ def run(args) -> int:
     from flipcheck.errors import UsageError
     from flipcheck.designs import DesignUnavailable
     from flipcheck.designs.suite import resolve_case
+    from flipcheck.reference_impl.user_variants import UserVariantError
 
     try:
         suite, space, index = resolve_case(args.case_id)
         algorithm = suite.check_name(args.algorithm or args.variant or suite.engine)
+    except UserVariantError as error:
+        raise UsageError(f"{'--variant' if args.variant else '--algorithm'} {error}") from None
     except (ValueError, DesignUnavailable) as error:
         raise UsageError(str(error)) from None
     case = space.case(index)

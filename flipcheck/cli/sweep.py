@@ -91,15 +91,18 @@ exit codes: 0 no violation, 1 violations found (or, flink suite, cases that coul
 
 
 def configure(parser) -> None:
-    from flipcheck.cli.types import MAX_CASES, MAX_SIZE_BOUND, bounded_int, name
+    from flipcheck.cli.types import MAX_CASES, MAX_SIZE_BOUND, bounded_int, variant
     from flipcheck.designs import DESIGNS
     from flipcheck.designs.suite import SUITES_BESIDE_DESIGNS
 
     parser.add_argument("--suite", required=True, choices=[*DESIGNS, *SUITES_BESIDE_DESIGNS, "all"], metavar="NAME",
                         help="one of: %(choices)s")
     names = parser.add_mutually_exclusive_group()
-    names.add_argument("--algorithm", type=name, metavar="NAME", help="the algorithm to check (default: each suite's engine, flink)")
-    names.add_argument("--variant", type=name, metavar="NAME", help="a named variant or mutant to check (same as --algorithm)")
+    names.add_argument("--algorithm", type=variant, metavar="NAME", help="the algorithm to check (default: each suite's engine, flink)")
+    names.add_argument("--variant", type=variant, metavar="NAME",
+                       help="a named variant or mutant to check (same as --algorithm), or your own class: FILE.py:CLASS "
+                            "or MODULE:CLASS, for the suites whose base class it subclasses (runs that file's code, "
+                            "on every executor: docs/architecture.md)")
     parser.add_argument("--cases", type=bounded_int(1, MAX_CASES), metavar="N", help="random cases per suite")
     parser.add_argument("--seed", metavar="S", help="seed of the random cases (default: 0)")
     parser.add_argument("--exhaustive", action="store_true", help="enumerate every case within the bounds")
@@ -154,6 +157,7 @@ def build_spec(args):
     """The sweep for the parsed options; UsageError with one line when they do not fit."""
     from flipcheck.errors import UsageError
     from flipcheck.designs import DesignUnavailable
+    from flipcheck.reference_impl.user_variants import UserVariantError
     from flipcheck.sweep.runner import plan_sweep, suite_names
 
     try:
@@ -163,6 +167,8 @@ def build_spec(args):
                           max_parallelism=args.max_parallelism, batch_size=args.batch_size)
     except DesignUnavailable as error:
         raise UsageError(f"--suite {args.suite}: {error}") from None
+    except UserVariantError as error:
+        raise UsageError(f"{'--variant' if args.variant else '--algorithm'} {error}") from None
     except ValueError as error:
         raise UsageError(str(error)) from None
 

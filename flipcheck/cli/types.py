@@ -19,6 +19,7 @@ __all__ = [
     "bounded_int",
     "seconds",
     "name",
+    "variant",
     "one_line",
     "check_output_dir",
 ]
@@ -70,6 +71,15 @@ def name(text: str) -> str:
     if not text.strip() or not text.isprintable():
         raise argparse.ArgumentTypeError(f"{text!r} is not a name")
     return text
+
+
+def variant(text: str) -> str:
+    """An argparse ``type`` for ``--variant`` / ``--algorithm``: a :func:`name`, or a user variant's
+    spec ``FILE.py:CLASS`` / ``MODULE:CLASS`` with a relative path made absolute, so the spec means
+    the same file in every process (Spark executors) and in what the command records."""
+    from flipcheck.reference_impl.user_variants import absolute_spec
+
+    return absolute_spec(name(text))
 
 
 def one_line(text: str) -> str:

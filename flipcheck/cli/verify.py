@@ -31,23 +31,29 @@ exit codes: 0 no violation, 1 a violation, 2 bad option or a suite not available
 
 
 def configure(parser) -> None:
-    from flipcheck.cli.types import name, seconds
+    from flipcheck.cli.types import seconds, variant
     from flipcheck.designs import DESIGNS
 
     parser.add_argument("--suite", required=True, choices=list(DESIGNS), metavar="NAME", help="one of: %(choices)s")
     parser.add_argument("--budget", type=seconds, default=20.0, metavar="SECONDS", help="time budget, at most 86,400 (default: %(default)s)")
-    parser.add_argument("--variant", type=name, metavar="NAME", help="check a named variant (algorithm, handler, protocol variant, mutant) instead of the engine's")
+    parser.add_argument("--variant", type=variant, metavar="NAME",
+                        help="check a named variant (algorithm, handler, protocol variant, mutant) instead of the engine's, "
+                             "or your own subclass of the suite's base class: FILE.py:CLASS or MODULE:CLASS "
+                             "(runs that file's code; docs/architecture.md)")
     parser.add_argument("--json", action="store_true", help="one JSON object")
 
 
 def run(args) -> int:
     from flipcheck.errors import UsageError
     from flipcheck.designs import DesignUnavailable, verify_design
+    from flipcheck.reference_impl.user_variants import UserVariantError
 
     try:
         report = verify_design(args.suite, args.budget, args.variant)
     except DesignUnavailable as error:
         raise UsageError(str(error)) from None
+    except UserVariantError as error:
+        raise UsageError(f"--variant {error}") from None
     except (KeyError, ValueError) as error:
         if args.variant:
             raise UsageError(f"--variant: {error.args[0] if error.args else error}") from None

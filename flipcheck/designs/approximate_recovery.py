@@ -48,7 +48,7 @@ from flipcheck.properties import approximate_recovery_explore as explore
 from flipcheck.properties import approximate_recovery_properties as props
 from flipcheck.properties.violation import Violation
 from flipcheck.reference_impl.approximate_recovery_variants import APPROXIMATE_RECOVERY_ENGINES, VARIANTS
-from flipcheck.reference_impl.approximate_recovery_variants import engine as make_engine
+from flipcheck.reference_impl.approximate_recovery_variants import engine as make_engine, variant_class
 from flipcheck.designs.generated_suite import GeneratedSuite
 from flipcheck.designs.common import hunt_with, merged, mutant_list, random_rows, rows, stateful_rows
 from flipcheck.render.tables import table_source
@@ -57,7 +57,7 @@ __all__ = [
     # the design contract
     "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
     # its parts
-    "ENGINE", "ENGINES", "PROPERTY_NAMES", "MUTANTS", "EXHAUSTIVE_BOUNDS", "SUITE", "DATAFLOW_GRAPHS", "ExplorationUnit", "generate_case", "check_case", "exhaustive_cases", "explore_case", "render_case", "describe_case", "case_size", "case_shape",
+    "variant_class", "ENGINE", "ENGINES", "PROPERTY_NAMES", "MUTANTS", "EXHAUSTIVE_BOUNDS", "SUITE", "DATAFLOW_GRAPHS", "ExplorationUnit", "generate_case", "check_case", "exhaustive_cases", "explore_case", "render_case", "describe_case", "case_size", "case_shape",
 ]
 
 ENGINE = "flip135"

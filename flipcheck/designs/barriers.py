@@ -61,7 +61,7 @@ import time
 
 from flipcheck.designs import title_of
 from flipcheck.designs.contract import Detection, Mutant
-from flipcheck.designs.common import first_paragraph, seeded_run
+from flipcheck.designs.common import check_variant, first_paragraph, seeded_run
 from flipcheck.designs.suite import CRASH, EXHAUSTIVE_PREFIX, CaseSpace, Outcome, Suite, checked
 from flipcheck.generators.channel_events import valid_events
 from flipcheck.generators.choices import SeededChooser, choice
@@ -69,7 +69,7 @@ from flipcheck.model.barriers import MODES, UNALIGNED, format_event, Config, Ste
 from flipcheck.model.channel_env import apply, initial_env, problem
 from flipcheck.properties.barriers_explore import EXPECTED_FAILURES, explore_task
 from flipcheck.properties.barriers_properties import BARRIER_PROPERTIES, PROPERTY_NAMES, check_trace
-from flipcheck.reference_impl.barriers import HANDLERS, make_task
+from flipcheck.reference_impl.barriers import HANDLERS, handler_class, make_task
 
 
 __all__ = [
@@ -90,9 +90,7 @@ def all_configs(channels: int = 3) -> list[Config]:
 
 
 def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
-    handler = variant or "flink"
-    if handler not in HANDLERS:
-        raise ValueError(f"unknown handler {handler!r} (expected one of {', '.join(sorted(HANDLERS))})")
+    handler = check_variant(variant or "flink", handler_class)
     names = tuple(dict.fromkeys((*PROPERTY_NAMES, "refines_model")))
     started = time.perf_counter()
     deadline = started + budget_seconds * 0.7
@@ -246,6 +244,9 @@ class BarriersSuite(Suite):
 
     def algorithms(self):
         return tuple(HANDLERS)
+
+    def variant_class(self, spec: str) -> type:
+        return handler_class(spec)
 
     def property_names(self):
         return (*PROPERTY_NAMES, CRASH)

@@ -57,14 +57,14 @@ from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph
 from flipcheck.properties.batch_recovery_explore import explore_job, replay
 from flipcheck.properties.batch_recovery_properties import LIVENESS, PROPERTY_NAMES, REFINEMENT
 from flipcheck.properties.violation import Violation
-from flipcheck.reference_impl.batch_recovery_variants import ENGINE, MUTANTS, VARIANTS
+from flipcheck.reference_impl.batch_recovery_variants import ENGINE, MUTANTS, VARIANTS, variant_class
 
 
 __all__ = [
     # the design contract
     "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
     # its parts
-    "generate_case", "check_case", "render_case", "describe_case", "case_size", "case_shape", "exhaustive_cases", "explore_case", "minimise_case", "MUTANTS", "ENGINE", "ENGINES", "PROPERTY_NAMES", "ROW_NAMES", "GRAPHS", "EXPLORATION_CONFIGS", "TWO_CRASHES", "LAST_COVERAGE", "BATCH_RECOVERY_SUITE",
+    "variant_class", "generate_case", "check_case", "render_case", "describe_case", "case_size", "case_shape", "exhaustive_cases", "explore_case", "minimise_case", "MUTANTS", "ENGINE", "ENGINES", "PROPERTY_NAMES", "ROW_NAMES", "GRAPHS", "EXPLORATION_CONFIGS", "TWO_CRASHES", "LAST_COVERAGE", "BATCH_RECOVERY_SUITE",
 ]
 
 ENGINES = tuple(VARIANTS)
@@ -160,7 +160,7 @@ def render_case(case, out_path: str, variant: str = ENGINE) -> str:
 
 def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
     """Rows ``{"name", "cases", "violations", "driver"}``; ``variant`` names a variant (default ``flink``)."""
-    name = check_variant(variant or ENGINE, VARIANTS)
+    name = check_variant(variant or ENGINE, variant_class)
     started = time.perf_counter()
     deadline = started + budget_seconds * 0.45
     states, crash_points, configs, found = 0, 0, 0, Counter()

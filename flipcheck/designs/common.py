@@ -101,10 +101,11 @@ def seeded_run(machine, run_settings, seed: str) -> None:
         random.setstate(state)
 
 
-def check_variant(variant: str, variants) -> str:
-    """``variant`` if it is one of ``variants``; ValueError naming them otherwise."""
-    if variant not in variants:
-        raise ValueError(f"unknown variant {variant!r} (expected one of {', '.join(variants)})")
+def check_variant(variant: str, lookup: Callable[[str], type]) -> str:
+    """``variant`` if the registry's class lookup finds it (a registered name, or a user variant's
+    spec ``FILE.py:CLASS`` / ``MODULE:CLASS`` of the registry's kind); the lookup's ValueError,
+    naming the known names or the spec's problem, otherwise."""
+    lookup(variant)
     return variant
 
 

@@ -11,7 +11,9 @@ and pictures once. The module provides:
   ``explore_case(unit, variant) -> (violations, states, counterexample)``;
 * ``render_case(case, out_path, variant)``, ``describe_case(case) -> dict``,
   ``case_size(case) -> int``, ``case_shape(case) -> str``; optionally
-  ``minimise_case(case, variant, prop)``.
+  ``minimise_case(case, variant, prop)`` and ``variant_class(name) -> type``, the registry's
+  class lookup, which also takes a user variant's spec ``FILE.py:CLASS`` (without it the suite
+  takes no user variants).
 
 Example
 -------
@@ -106,6 +108,10 @@ class GeneratedSuite(Suite):
 
     def property_names(self):
         return (*self.module.PROPERTY_NAMES, CRASH)
+
+    def variant_class(self, spec: str) -> type:
+        lookup = getattr(self.module, "variant_class", None)
+        return super().variant_class(spec) if lookup is None else lookup(spec)
 
     def space(self, token: str) -> CaseSpace:
         if token.startswith(EXHAUSTIVE_PREFIX):

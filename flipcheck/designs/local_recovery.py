@@ -40,7 +40,7 @@ from flipcheck.properties import local_recovery_explore as explore
 from flipcheck.properties import local_recovery_properties as props
 from flipcheck.properties.violation import Violation
 from flipcheck.reference_impl.local_recovery_variants import LOCAL_RECOVERY_ENGINES, VARIANTS
-from flipcheck.reference_impl.local_recovery_variants import engine as make_engine
+from flipcheck.reference_impl.local_recovery_variants import engine as make_engine, variant_class
 from flipcheck.designs.generated_suite import GeneratedSuite
 from flipcheck.designs.common import hunt_with, merged, mutant_list, random_rows, rows, stateful_rows
 from flipcheck.render.tables import table_source
@@ -49,7 +49,7 @@ __all__ = [
     # the design contract
     "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
     # its parts
-    "ENGINE", "ENGINES", "PROPERTY_NAMES", "MUTANTS", "EXHAUSTIVE_BOUNDS", "SUITE", "ExhaustiveUnit", "generate_case", "check_case", "exhaustive_cases", "explore_case", "render_case", "describe_case", "case_size", "case_shape", "exact_scheduling"]
+    "variant_class", "ENGINE", "ENGINES", "PROPERTY_NAMES", "MUTANTS", "EXHAUSTIVE_BOUNDS", "SUITE", "ExhaustiveUnit", "generate_case", "check_case", "exhaustive_cases", "explore_case", "render_case", "describe_case", "case_size", "case_shape", "exact_scheduling"]
 
 ENGINE = "flink"
 ENGINES = tuple(LOCAL_RECOVERY_ENGINES)

@@ -68,7 +68,8 @@ from flipcheck.model.graph_json import load_graph
 from flipcheck.model.jobgraph import FINISHED, RUNNING, JobGraph
 from flipcheck.model.plan import checkpoint_plan
 from flipcheck.properties.plan_properties import PLAN_PROPERTIES, WIRING_PROPERTY, check_plan, equals_spec
-from flipcheck.reference_impl.plan import PLAN_ALGORITHMS, plan_algorithm
+from flipcheck.reference_impl.plan import PLAN_ALGORITHMS, calculator_class, plan_algorithm
+from flipcheck.reference_impl.user_variants import is_spec
 
 
 __all__ = [
@@ -88,7 +89,8 @@ def _generate(chooser):
 
 def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
     """Rows ``{"name", "cases", "violations", "driver"}``; ``variant`` is a plan algorithm name
-    (default ``flink``)."""
+    (default ``flink``) or a user's calculator (``FILE.py:CLASS``), which has no z3 encoding and so
+    no ``z3`` row."""
     algorithm_name = variant or "flink"
     algorithm = plan_algorithm(algorithm_name)
 
@@ -104,7 +106,7 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
             {"name": p.name, "cases": tally.cases, "violations": tally.violations[p.name], "driver": tally.driver}
             for p in PLAN_PROPERTIES
         ]
-    if algorithm_name != "spec":
+    if algorithm_name != "spec" and not is_spec(algorithm_name):
         rows.append(_z3_row(algorithm_name))
     wiring = algorithm.__self__.wiring if hasattr(algorithm, "__self__") else None
     if wiring is not None:
@@ -128,6 +130,9 @@ RANDOM_MAX_VERTICES = 6
 RANDOM_MAX_PARALLELISM = 4
 # Enumerate the 2^tasks assignments up to this many tasks, prove with z3 above (crossover measured).
 ENUMERATE_MAX_TASKS = 6
+# A user's calculator has no z3 encoding: its assignments are enumerated up to this many tasks
+# (65,536 assignments, a few seconds); a larger topology is an error row, not a verdict.
+ENUMERATE_MAX_USER_TASKS = 16
 # Shapes on 6 vertices take n! * 2^15 relabellings to canonicalise; 5 is the practical limit.
 MAX_EXHAUSTIVE_VERTICES = 5
 MAX_EXHAUSTIVE_PARALLELISM = 8
@@ -177,8 +182,13 @@ def _assignments(graph: JobGraph):
 def _prove_all_states(graph: JobGraph, algorithm: str) -> Outcome:
     """``equals_spec`` for every RUNNING/FINISHED assignment of ``graph``'s tasks."""
     count = 1 << graph.num_tasks
-    if graph.num_tasks <= ENUMERATE_MAX_TASKS:
-        compute = PLAN_ALGORITHMS[algorithm]
+    user = is_spec(algorithm)
+    if user and graph.num_tasks > ENUMERATE_MAX_USER_TASKS:
+        return Outcome([], 0, "enumerate", error=f"{graph.num_tasks} tasks: a user's algorithm has no z3 encoding and "
+                                                 f"2^{graph.num_tasks} assignments are too many to enumerate "
+                                                 f"(at most {ENUMERATE_MAX_USER_TASKS} tasks)")
+    if graph.num_tasks <= ENUMERATE_MAX_TASKS or user:
+        compute = plan_algorithm(algorithm)
         for candidate in _assignments(graph):
             found = equals_spec(candidate, compute(candidate), checkpoint_plan(candidate))
             if found:
@@ -254,6 +264,9 @@ class PlanSuite(Suite):
 
     def algorithms(self):
         return tuple(PLAN_ALGORITHMS)
+
+    def variant_class(self, spec: str) -> type:
+        return calculator_class(spec)
 
     def property_names(self):
         return (*(p.name for p in PLAN_PROPERTIES), CRASH)

@@ -53,6 +53,7 @@ import random
 import time
 
 from flipcheck.designs import title_of
+from flipcheck.designs.common import check_variant
 from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
 from flipcheck.designs.generated_suite import GeneratedSuite
 from flipcheck.generators.choices import SeededChooser, choice
@@ -62,14 +63,14 @@ from flipcheck.properties.protocol_explore import GRAPH_PROPERTIES, explore_job
 from flipcheck.render.protocol_labels import describe_label
 from flipcheck.properties.protocol_properties import JOB_PROPERTIES, check_trace
 from flipcheck.properties.violation import Violation
-from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job
+from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job, protocol_class
 
 
 __all__ = [
     # the design contract
     "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
     # its parts
-    "generate_case", "check_case", "EXPLORATION_CONFIGS", "ROW_NAMES", "HUNT_CONFIGS", "SINK_V2_HUNT_CONFIGS", "SINK_V2_ATTRIBUTES", "hunt_configs", "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS", "EXHAUSTIVE_REDUCTION", "EXHAUSTIVE_STATEMENT", "exhaustive_cases", "explore_case", "minimise_case", "render_case", "describe_case", "case_size", "case_shape", "PROTOCOL_SUITE", "smaller_configurations"]
+    "variant_class", "generate_case", "check_case", "EXPLORATION_CONFIGS", "ROW_NAMES", "HUNT_CONFIGS", "SINK_V2_HUNT_CONFIGS", "SINK_V2_ATTRIBUTES", "hunt_configs", "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS", "EXHAUSTIVE_REDUCTION", "EXHAUSTIVE_STATEMENT", "exhaustive_cases", "explore_case", "minimise_case", "render_case", "describe_case", "case_size", "case_shape", "PROTOCOL_SUITE", "smaller_configurations"]
 
 ROW_NAMES = tuple(JOB_PROPERTIES)
 # (graph, mode, records, failures), smallest first so a small budget still covers the basics.
@@ -160,9 +161,7 @@ def _check_trace(trace: Trace, variant: str) -> list[Violation]:
 
 def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
     """Rows ``{"name", "cases", "violations", "driver"}``; ``variant`` names a protocol variant."""
-    name = variant or CORRECT_PROTOCOL
-    if name not in PROTOCOLS:
-        raise ValueError(f"unknown variant {name!r} (expected one of {', '.join(PROTOCOLS)})")
+    name = check_variant(variant or CORRECT_PROTOCOL, protocol_class)
     started = time.perf_counter()
     deadline = started + budget_seconds * 0.5
     states, found = 0, Counter()
@@ -213,7 +212,7 @@ def hunt_configs(variant: str) -> tuple:
     """
     from flipcheck.model.protocol import Protocol
 
-    cls = PROTOCOLS[variant]
+    cls = protocol_class(variant)
     if any(getattr(cls, a) != getattr(Protocol, a) for a in SINK_V2_ATTRIBUTES):
         return SINK_V2_HUNT_CONFIGS
     return HUNT_CONFIGS
@@ -392,6 +391,8 @@ def case_shape(case) -> str:
     return f"{c.graph} {c.mode} r{c.records} c{c.checkpoints} f{c.failures}" + (" stop" if c.stop_with_savepoint else "")
 
 
+# A user's own protocol (FILE.py:CLASS or MODULE:CLASS) subclasses flipcheck.model.protocol.Protocol.
+variant_class = protocol_class
 # A random case takes about 1 ms (a plan case about 0.1 ms): 200 per Spark task.
 PROTOCOL_SUITE = GeneratedSuite("protocol", __name__, random_batch=200, relative_cost=10)
 

@@ -69,7 +69,7 @@ from flipcheck.model.split_assignment import DESIGNS, Config
 from flipcheck.properties.split_assignment_explore import explore_job, explore_liveness, explore_model, replay
 from flipcheck.properties.split_assignment_properties import LIVENESS, PROPERTY_NAMES, REFINEMENT
 from flipcheck.properties.violation import Violation
-from flipcheck.reference_impl.split_assignment_variants import ENGINE, MUTANTS, VARIANTS
+from flipcheck.reference_impl.split_assignment_variants import ENGINE, MUTANTS, VARIANTS, variant_class
 
 
 __all__ = [
@@ -110,7 +110,7 @@ def render_case(case: tuple, out_path: str, variant: str = ENGINE) -> str:
 
 def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
     """Rows ``{"name", "cases", "violations", "driver"}``; ``variant`` names a variant (default ``flink``)."""
-    name = check_variant(variant or ENGINE, VARIANTS)
+    name = check_variant(variant or ENGINE, variant_class)
     started = time.perf_counter()
     rows: list[dict] = []
 
@@ -286,6 +286,9 @@ class SplitAssignmentSuite(Suite):
 
     def algorithms(self):
         return tuple(VARIANTS)
+
+    def variant_class(self, spec: str) -> type:
+        return variant_class(spec)
 
     def property_names(self):
         return (*ROW_NAMES, CRASH)

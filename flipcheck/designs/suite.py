@@ -12,7 +12,11 @@ recovery designs) behind one small interface, so that drivers — the Spark swee
   variant (:class:`Outcome`: violations, how many state assignments were covered, how), and
   says its shape and size;
 * a suite minimises a counterexample for one property (fewest tasks / shortest trace),
-  renders it (SVG) and describes it as JSON.
+  renders it (SVG) and describes it as JSON;
+* an algorithm is one of the suite's names or a user variant's spec, ``FILE.py:CLASS`` or
+  ``MODULE:CLASS`` (:mod:`flipcheck.reference_impl.user_variants`), which the suite checks
+  against its base class (:meth:`Suite.variant_class`). Executors get only the string and
+  import the class where they check a case.
 
 Each design's front-end module holds its suite (the ``suite`` member of the design contract,
 :mod:`flipcheck.designs.contract`); :func:`get_suite` finds it through the design registry.
@@ -36,6 +40,7 @@ from typing import Any, Sequence
 
 from flipcheck.generators.choices import case_id, parse_case_id
 from flipcheck.properties.violation import Violation
+from flipcheck.reference_impl.user_variants import WrongVariantKind, is_spec
 
 __all__ = [
     "EXHAUSTIVE_PREFIX",
@@ -184,8 +189,30 @@ class Suite:
         """The case as JSON (a job graph in the input format, a barrier configuration and events)."""
         raise NotImplementedError
 
+    def variant_class(self, spec: str) -> type:
+        """The user's class ``spec`` names, checked against this suite's base class (the
+        registry's lookup); :class:`~flipcheck.reference_impl.user_variants.UserVariantError`
+        (a ValueError) naming the problem otherwise. A suite without one takes no user variant."""
+        raise WrongVariantKind(f"{spec}: suite {self.name!r} takes no user variants", "a user variant",
+                               f"one of {', '.join(self.algorithms())}")
+
+    def knows(self, algorithm: str) -> bool:
+        """Whether this suite checks ``algorithm``: one of its names, or a user variant of its
+        kind. A spec that names no class at all (no such file, ...) raises its ValueError."""
+        if not is_spec(algorithm):
+            return algorithm in self.algorithms()
+        try:
+            self.variant_class(algorithm)
+        except WrongVariantKind:
+            return False
+        return True
+
     def check_name(self, algorithm: str) -> str:
-        """``algorithm`` if this suite knows it; ValueError naming the known ones otherwise."""
+        """``algorithm`` if this suite knows it (a user variant's spec: if it names a class of the
+        suite's kind); ValueError naming the known ones, or the spec's problem, otherwise."""
+        if is_spec(algorithm):
+            self.variant_class(algorithm)
+            return algorithm
         known = self.algorithms()
         if algorithm not in known:
             raise ValueError(f"suite {self.name!r} has no algorithm or variant {algorithm!r} "

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
 from flipcheck.designs.suite import ERROR, EXHAUSTIVE_PREFIX, get_suite
+from flipcheck.reference_impl.user_variants import UserVariantError, WrongVariantKind, is_spec
 from flipcheck.sweep.summary import finalise, open_space
 
 __all__ = [
@@ -156,7 +157,8 @@ def plan_sweep(suites: list[str], algorithm: str | None = None, *, cases: int | 
                scale_by_cost: bool = False) -> SweepSpec:
     """The sweep for the CLI's options. ``suites`` are names (``all`` expanded by the caller);
     ``algorithm`` (None: each suite's engine) applies to every suite that knows it — a name no
-    suite knows is an error. ``extra_targets`` adds (suite, algorithm) pairs (the demo), and
+    suite knows is an error; a user variant's spec (``FILE.py:CLASS``, recorded as given: the CLI
+    makes its path absolute) applies to the suites whose base class it subclasses. ``extra_targets`` adds (suite, algorithm) pairs (the demo), and
     ``scale_by_cost`` gives each suite ``cases / relative_cost`` random cases (the demo).
     Raises ValueError with a one-line message."""
     if exhaustive == (cases is not None):
@@ -177,9 +179,11 @@ def plan_sweep(suites: list[str], algorithm: str | None = None, *, cases: int | 
         suite = get_suite(name)
         if algorithm is None:
             pairs.append((name, suite.engine))
-        elif algorithm in suite.algorithms():
+        elif suite.knows(algorithm):
             pairs.append((name, algorithm))
     if algorithm is not None and not pairs:
+        if is_spec(algorithm):
+            _no_suite_takes(algorithm, suites)
         known = sorted({a for name in suites for a in get_suite(name).algorithms()})
         raise ValueError(f"no suite among {', '.join(suites)} knows {algorithm!r} (expected one of {', '.join(known)})")
     pairs.extend(p for p in extra_targets if p not in pairs)
@@ -196,6 +200,21 @@ def plan_sweep(suites: list[str], algorithm: str | None = None, *, cases: int | 
             token, size = seed, batch_size or suite.random_batch
         targets.append(Target(name, algo, token, count, size))
     return SweepSpec("exhaustive" if exhaustive else "random", tuple(targets), seed)
+
+
+def _no_suite_takes(spec: str, suites: list[str]):
+    """Raise the one line saying why no suite among ``suites`` takes the user variant ``spec``: its
+    own suite's refusal, or for several what it is and what each suite takes."""
+    refusals = []
+    for name in suites:
+        try:
+            get_suite(name).variant_class(spec)
+        except WrongVariantKind as refusal:
+            refusals.append((name, refusal))
+    if len(refusals) == 1:
+        raise refusals[0][1]
+    takes = "; ".join(f"{name}: {refusal.needs}" for name, refusal in refusals)
+    raise UserVariantError(f"{spec}: {refusals[0][1].found}, which no suite among {', '.join(suites)} takes ({takes})")
 
 
 # -- executor side -------------------------------------------------------------------------------

@@ -112,8 +112,18 @@ def target_summary(table, target, suite) -> dict:
     return summary
 
 
+# A file name stays well below the 255 bytes file systems allow, even for a user variant's spec
+# (an absolute path): a longer slug keeps its end and a digest of the whole.
+_SLUG_LIMIT = 120
+
+
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
+    if len(slug) <= _SLUG_LIMIT:
+        return slug
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:12] + "-" + slug[-(_SLUG_LIMIT - 13):].lstrip("-")
 
 
 def regenerate_counterexample(out: Path, target, suite, prop: str, index: int) -> dict:

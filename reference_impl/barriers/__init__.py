@@ -9,22 +9,28 @@ variant of :mod:`.variants`. ``make_task(config, name)`` builds one.
 >>> from flipcheck.model.barriers import Config, barrier
 >>> make_task(Config(channels=1), "flink").process(barrier(7, 0))
 (('alignment_start', 7), ('blocked', 0), ('triggered', 7, 'aligned'), ('unblocked', 0), ('completed', 7))
+
+``handler_class`` and ``make_task`` also take a user's own :class:`Task` subclass by spec,
+``path/to/file.py:Class`` or ``module:Class`` (:mod:`flipcheck.reference_impl.user_variants`).
 """
 
 from __future__ import annotations
 
 from flipcheck.model.barriers import Config
 
+from ..user_variants import lookup_variant
 from .task import Task
 from .variants import VARIANTS, BarrierVariant
 
-__all__ = ["HANDLERS", "VARIANTS", "Task", "BarrierVariant", "make_task"]
+__all__ = ["HANDLERS", "VARIANTS", "Task", "BarrierVariant", "handler_class", "make_task"]
 
 HANDLERS: dict[str, type[Task]] = {"flink": Task, **VARIANTS}
 
 
+def handler_class(name: str) -> type[Task]:
+    """The task class of handler ``name``, or the user's class a spec names; ValueError otherwise."""
+    return lookup_variant(name, HANDLERS, Task, "barrier handler")
+
+
 def make_task(config: Config, name: str = "flink") -> Task:
-    try:
-        return HANDLERS[name](config)
-    except KeyError:
-        raise ValueError(f"unknown handler {name!r} (expected one of {', '.join(sorted(HANDLERS))})") from None
+    return handler_class(name)(config)

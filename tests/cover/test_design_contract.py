@@ -69,7 +69,7 @@ def test_mutants_are_named_variants_of_their_design(name):
 # Modules of the layers that serve several designs, named for what they are.
 SHARED = {
     "model": {"jobgraph", "execution_graph", "graph_json", "pointwise", "channel_env", "actions"},
-    "reference_impl": set(),
+    "reference_impl": {"user_variants"},
     "properties": {"explore", "fingerprints", "violation", "refinement"},
     "generators": {"choices", "job_graphs", "enumerate_dags", "channel_events", "actions"},
 }

@@ -1,0 +1,213 @@
+"""User-written variants: a class of the user's own, named by a *spec* instead of a registered name.
+
+Every registry of variants (protocol variants, plan algorithms, barrier handlers, the recovery
+designs' engines) takes, besides its own names, a spec with a ``:`` in it:
+
+* ``some/file.py:ClassName`` — a Python file, relative to the current directory or absolute;
+* ``dotted.module:ClassName`` — a module importable from ``sys.path``.
+
+:func:`load_variant` imports it (a file under a stable synthetic module name, once per process)
+and returns the class if it subclasses the registry's base; otherwise it raises
+:class:`UserVariantError`, one line naming the spec and the problem (no such file, not a ``.py``
+file, the import failed and why, no such class, or a class of the wrong kind:
+:class:`WrongVariantKind`). Registered names never contain ``:``, so a name is looked up in its
+registry and a spec here, and the lookup happens where the name is used: an executor of a Spark
+sweep receives only the string and imports the class itself (the CLI makes a relative path
+absolute first, :func:`absolute_spec`, so every process finds the same file).
+
+This runs the user's own code, which is what they asked for. Input *files* (graphs, traces,
+logs) are data and are never executed.
+
+Example
+-------
+>>> is_spec("flink"), is_spec("my_variants.py:Mine")
+(False, True)
+>>> load_variant("collections:OrderedDict", dict, "mapping")
+<class 'collections.OrderedDict'>
+>>> load_variant("collections:namedtuple", dict, "mapping")
+Traceback (most recent call last):
+...
+flipcheck.reference_impl.user_variants.WrongVariantKind: collections:namedtuple: namedtuple is a function, not a mapping (a subclass of builtins.dict)
+>>> load_variant("no/such/file.py:X", dict, "mapping")
+Traceback (most recent call last):
+...
+flipcheck.reference_impl.user_variants.UserVariantError: no/such/file.py:X: no such file
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from functools import lru_cache
+from typing import Mapping
+
+__all__ = ["SEPARATOR", "UserVariantError", "WrongVariantKind", "is_spec", "absolute_spec", "load_variant",
+           "lookup_variant", "base_name"]
+
+# Registered names never contain it; a spec always does.
+SEPARATOR = ":"
+# Prefix of the synthetic module names files are imported under.
+_MODULE_PREFIX = "flipcheck_user_variant_"
+
+
+class UserVariantError(ValueError):
+    """A spec that names no usable class; the message is one line, ``SPEC: PROBLEM``."""
+
+
+class WrongVariantKind(UserVariantError):
+    """The spec names something, but not a subclass of the registry's base: ``found`` says what
+    it is (``Mine is a function``), ``needs`` what the registry takes (``a protocol variant (a
+    subclass of flipcheck.model.protocol.Protocol)``)."""
+
+    def __init__(self, message: str, found: str, needs: str):
+        super().__init__(message)
+        self.found, self.needs = found, needs
+
+
+def is_spec(name: str) -> bool:
+    """A user variant's spec (``PATH.py:CLASS`` or ``MODULE:CLASS``), not a registered name."""
+    return SEPARATOR in name
+
+
+def _split(spec: str) -> tuple[str, str]:
+    where, _, class_name = spec.rpartition(SEPARATOR)
+    if not where or not class_name:
+        raise UserVariantError(f"{spec}: not PATH.py:CLASS or MODULE:CLASS")
+    return where, class_name
+
+
+def _is_path(where: str) -> bool:
+    """A file, not a module: it has a directory or ``.py`` in it, or is a file here (``notes.txt``)."""
+    if "/" in where or os.sep in where or where.endswith(".py"):
+        return True
+    try:
+        return os.path.isfile(where)
+    except (OSError, ValueError):
+        return False
+
+
+def absolute_spec(spec: str) -> str:
+    """``spec`` with a relative file path made absolute (names and module specs unchanged), so
+    the spec means the same file in every process, whatever its working directory."""
+    if not is_spec(spec):
+        return spec
+    where, _, class_name = spec.rpartition(SEPARATOR)
+    if not where or not _is_path(where) or os.path.isabs(where):
+        return spec
+    try:
+        return os.path.abspath(where) + SEPARATOR + class_name
+    except (OSError, ValueError):  # a path os cannot handle (NUL): the loader says so
+        return spec
+
+
+def base_name(base: type) -> str:
+    """The shortest public dotted name of ``base``: the outermost package that exports it."""
+    parts = base.__module__.split(".")
+    for end in range(1, len(parts) + 1):
+        module = sys.modules.get(".".join(parts[:end]))
+        if module is not None and getattr(module, base.__qualname__, None) is base:
+            return f"{'.'.join(parts[:end])}.{base.__qualname__}"
+    return f"{base.__module__}.{base.__qualname__}"
+
+
+def _one_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return type(error).__name__ + (f": {lines[0]}" if lines else "")
+
+
+class _ImportProblem(Exception):
+    """Why a file could not be imported (the caller names the spec)."""
+
+
+@lru_cache(maxsize=None)
+def _load_file(path: str):
+    """The module of the file ``path`` (absolute), imported once per process whichever classes of
+    it are asked for, so classes of one file see each other."""
+    try:
+        exists, is_file = os.path.exists(path), os.path.isfile(path)
+    except (OSError, ValueError) as error:
+        raise _ImportProblem(f"not a usable path ({_one_line(error)})") from None
+    if not exists:
+        raise _ImportProblem("no such file")
+    if not is_file or not path.endswith(".py"):
+        raise _ImportProblem("not a .py file")
+    name = _MODULE_PREFIX + hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module  # dataclasses, pickling and typing look classes' modules up here
+    try:
+        module_spec.loader.exec_module(module)
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's code: any failure is one line
+        del sys.modules[name]
+        raise _ImportProblem(f"importing {path} failed: {_one_line(error)}") from None
+    return module
+
+
+def _import_file(spec: str, where: str):
+    try:
+        return _load_file(os.path.abspath(where))
+    except (OSError, ValueError) as error:  # abspath of a path os cannot handle
+        raise UserVariantError(f"{spec}: not a usable path ({_one_line(error)})") from None
+    except _ImportProblem as problem:
+        raise UserVariantError(f"{spec}: {problem}") from None
+
+
+def _import_module(spec: str, dotted: str):
+    if not all(part.isidentifier() for part in dotted.split(".")):
+        raise UserVariantError(f"{spec}: {dotted!r} is neither a .py file nor a module name")
+    try:
+        return importlib.import_module(dotted)
+    except ModuleNotFoundError as error:
+        if error.name is not None and (dotted == error.name or dotted.startswith(error.name + ".")):
+            raise UserVariantError(f"{spec}: no module named {error.name!r}") from None
+        raise UserVariantError(f"{spec}: importing module {dotted} failed: {_one_line(error)}") from None
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's code: any failure is one line
+        raise UserVariantError(f"{spec}: importing module {dotted} failed: {_one_line(error)}") from None
+
+
+def _kind(value) -> str:
+    if inspect.isclass(value):
+        bases = [base_name(b) for b in value.__bases__ if b is not object]
+        return f"a class deriving from {', '.join(bases)}" if bases else "a class deriving from object alone"
+    if inspect.ismodule(value):
+        return "a module"
+    if inspect.isroutine(value):
+        return "a function"
+    return f"a {type(value).__name__} instance"
+
+
+@lru_cache(maxsize=None)
+def load_variant(spec: str, base: type, what: str) -> type:
+    """The class ``spec`` names, which must subclass ``base`` (``what`` says what the registry
+    takes, e.g. ``"protocol variant"``); :class:`UserVariantError` naming the problem otherwise.
+    The same spec gives the same class for the life of the process."""
+    where, class_name = _split(spec)
+    if _is_path(where):
+        module = _import_file(spec, where)
+    else:
+        module = _import_module(spec, where)
+    if not class_name.isidentifier():
+        raise UserVariantError(f"{spec}: {class_name!r} is not a class name")
+    if not hasattr(module, class_name):
+        raise UserVariantError(f"{spec}: no class {class_name} in {getattr(module, '__file__', None) or where}")
+    value = getattr(module, class_name)
+    needs = f"{'an' if what[0] in 'aeiou' else 'a'} {what} (a subclass of {base_name(base)})"
+    if not (inspect.isclass(value) and issubclass(value, base)):
+        found = f"{class_name} is {_kind(value)}"
+        raise WrongVariantKind(f"{spec}: {found}, not {needs}", found, needs)
+    return value
+
+
+def lookup_variant(name: str, registry: Mapping[str, type], base: type, what: str) -> type:
+    """A registry's lookup: ``registry[name]``, or for a spec the user's subclass of ``base``
+    (:func:`load_variant`); ValueError naming the registered names or the spec's problem."""
+    if is_spec(name):
+        return load_variant(name, base, what)
+    try:
+        return registry[name]
+    except KeyError:
+        raise ValueError(f"unknown {what} {name!r} (expected one of {', '.join(registry)})") from None
