@@ -254,10 +254,11 @@ def _render_counterexample(graph: JobGraph, algorithm: str, path: str) -> str:
 
 # -- one task's barrier alignment ---------------------------------------------------------------
 
-def replay_barriers(events: str | Sequence[str], channels: int, mode: str = "aligned", handler: str = "model",
+def replay_barriers(events: str | Sequence[str], channels: int, mode: str = "aligned", handler: str | type = "model",
                     checkpoints_after_tasks_finished: bool = True, alignment_timeout: int | None = None) -> Result:
     """Replay input events through one task's barrier handling (the spec ``"model"``, Flink's
-    ``"flink"`` or a named variant) and check every barrier property. ``events`` are the tokens of
+    ``"flink"``, a named variant or your own :class:`~flipcheck.BarrierHandler` subclass) and check
+    every barrier property. ``events`` are the tokens of
     ``flipcheck barriers --help`` (``B1@0``: barrier 1 on channel 0, ``E@1``: EndOfPartition,
     ``D@0``: a record, ...), as one string or a list.
 
@@ -270,6 +271,7 @@ def replay_barriers(events: str | Sequence[str], channels: int, mode: str = "ali
     from flipcheck.properties.barriers_replay import ImpossibleEvent, replay, summary
 
     tokens = events.split() if isinstance(events, str) else list(events)
+    handler = _variant_name(handler, "handler")
     if mode not in ("aligned", "unaligned", "at-least-once"):
         raise UsageError(f"mode: {mode!r} is not aligned, unaligned or at-least-once")
     parsed = []
@@ -365,6 +367,19 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
     return Result(f"explore {chosen.name}", result.complete and not violations, counts, first, violations, draw)
 
 
+def _variant_name(variant, option: str) -> str | None:
+    """A variant as the registries name it: a registered name, a spec, or for a class of yours the
+    spec that loads it again (in Spark executors too)."""
+    from flipcheck.reference_impl.user_variants import absolute_spec, spec_of
+
+    if variant is None or isinstance(variant, str):
+        return variant if variant is None else absolute_spec(variant)
+    spec = spec_of(variant if isinstance(variant, type) else type(variant))
+    if spec is None:
+        raise UsageError(f"{option}: {variant!r} cannot be loaded by name; define the class at the top level of a file")
+    return spec
+
+
 def _protocol(protocol) -> Protocol:
     from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, protocol as protocol_named
 
@@ -384,10 +399,11 @@ def _protocol(protocol) -> Protocol:
 
 # -- whole suites -------------------------------------------------------------------------------
 
-def verify(suite: str, variant: str | None = None, budget: float = 20.0) -> Result:
+def verify(suite: str, variant: str | type | None = None, budget: float = 20.0) -> Result:
     """Every property of a design (``flipcheck verify --help`` lists them: plan, barriers,
     protocol, the recovery designs) with every driver (examples, hypothesis, z3, exploration)
-    within ``budget`` seconds, against the engine or a named ``variant``.
+    within ``budget`` seconds, against the engine, a named ``variant`` or your own class (the
+    suite's base class: :class:`~flipcheck.Protocol` for ``protocol``, ...).
     ``counts["properties"]`` has one row per property and driver.
 
     >>> verify("plan", budget=1).ok
@@ -395,6 +411,7 @@ def verify(suite: str, variant: str | None = None, budget: float = 20.0) -> Resu
     """
     from flipcheck.designs import DesignUnavailable, verify_design
 
+    variant = _variant_name(variant, "variant")
     try:
         report = verify_design(suite, budget, variant)
     except DesignUnavailable as error:
@@ -410,7 +427,7 @@ def verify(suite: str, variant: str | None = None, budget: float = 20.0) -> Resu
 
 
 def sweep(suite: str, out: str | os.PathLike, *, cases: int | None = None, seed: str | None = None,
-          exhaustive: bool = False, variant: str | None = None, master: str = "local[*]") -> Result:
+          exhaustive: bool = False, variant: str | type | None = None, master: str = "local[*]") -> Result:
     """Check many cases of a suite on Spark (``master``: ``local[*]`` or any Spark master URL),
     writing results, pictures and report.html to ``out``; a killed sweep resumes from ``out``.
     Give ``cases`` (random, with ``seed``) or ``exhaustive=True``. ``render(path)`` copies the
@@ -419,6 +436,7 @@ def sweep(suite: str, out: str | os.PathLike, *, cases: int | None = None, seed:
     from flipcheck.sweep.runner import SweepRefused, plan_sweep, run_sweep, suite_names
     from flipcheck.sweep.spark import check_master
 
+    variant = _variant_name(variant, "variant")
     try:
         spec = plan_sweep(suite_names(suite), variant, cases=cases, seed=seed, exhaustive=exhaustive)
         check_master(master)

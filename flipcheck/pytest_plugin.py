@@ -24,7 +24,6 @@ Example (a test file of yours)::
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 from pathlib import Path
@@ -160,16 +159,11 @@ class Checker:
 
 
 def _variant_spec(protocol) -> str | None:
+    from flipcheck.reference_impl.user_variants import spec_of
+
     if protocol is None or isinstance(protocol, str):
         return protocol
-    cls = protocol if isinstance(protocol, type) else type(protocol)
-    try:
-        source = inspect.getsourcefile(cls)
-    except TypeError:
-        source = None
-    if source is None or "<" in cls.__qualname__:
-        return None   # defined inside a function: no spec can load it again
-    return f"{source}:{cls.__qualname__}"
+    return spec_of(protocol if isinstance(protocol, type) else type(protocol))
 
 
 @pytest.fixture

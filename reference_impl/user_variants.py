@@ -46,7 +46,7 @@ from functools import lru_cache
 from typing import Mapping
 
 __all__ = ["SEPARATOR", "UserVariantError", "WrongVariantKind", "is_spec", "absolute_spec", "load_variant",
-           "lookup_variant", "base_name"]
+           "lookup_variant", "base_name", "spec_of"]
 
 # Registered names never contain it; a spec always does.
 SEPARATOR = ":"
@@ -102,6 +102,22 @@ def absolute_spec(spec: str) -> str:
         return os.path.abspath(where) + SEPARATOR + class_name
     except (OSError, ValueError):  # a path os cannot handle (NUL): the loader says so
         return spec
+
+
+def spec_of(cls: type) -> str | None:
+    """The spec that loads ``cls`` again in another process (``/abs/path/file.py:Class``), or None
+    for a class no spec can name (defined inside a function or another class, or not in a file).
+
+    >>> spec_of(WrongVariantKind).endswith("user_variants.py:WrongVariantKind")
+    True
+    """
+    if not inspect.isclass(cls) or "." in cls.__qualname__:
+        return None
+    try:
+        source = inspect.getsourcefile(cls)
+    except TypeError:   # a built-in class
+        return None
+    return None if source is None else os.path.abspath(source) + SEPARATOR + cls.__qualname__
 
 
 def base_name(base: type) -> str:
