@@ -179,7 +179,7 @@ def plan(graph, algorithm: str | Callable[[JobGraph], PlanResult] | Any = "flink
         counts.update(to_trigger=len(result.tasks_to_trigger), to_wait_for=len(result.tasks_to_wait_for))
     else:
         counts["declined"] = str(getattr(result, "reason", result))
-    return Result(f"plan {name}", not violations, counts, first, violations, result, draw)
+    return Result(f"plan {name}", not violations, counts, first, violations, detail=result, _draw=draw)
 
 
 def _plan_function(algorithm, by_name) -> tuple[str, Callable]:
@@ -231,13 +231,13 @@ def prove(graph, algorithm: str = "flink", states: str = "binary") -> Result:
               "seconds": round(proof.seconds, 3)}
     if proof.proved:
         return Result(f"prove {algorithm}", True, counts, None, (),
-                      lambda path: _render_plan(graph, algorithm, path))
+                      _draw=lambda path: _render_plan(graph, algorithm, path))
     found = proof.counterexample
     summary = proof.summary()
     example = Counterexample("equals_spec", summary, tuple(f"{v.id}: {', '.join(v.states)}" for v in _states_of(found)),
                              f"flipcheck prove --algorithm {algorithm} --states {states} GRAPH.json")
     return Result(f"prove {algorithm}", False, counts, example, (("equals_spec", summary),),
-                  lambda path: _render_counterexample(found, algorithm, path))
+                  detail=found, _draw=lambda path: _render_counterexample(found, algorithm, path))
 
 
 def _render_plan(graph: JobGraph, algorithm: str, path: str) -> str:
@@ -300,7 +300,7 @@ def replay_barriers(events: str | Sequence[str], channels: int, mode: str = "ali
         return render_chart(outcome, path)
 
     return Result(f"barriers {handler}", not violations, {"events": len(tokens), **summary(outcome)}, first,
-                  violations, draw)
+                  violations, _draw=draw)
 
 
 # -- the whole job ------------------------------------------------------------------------------
@@ -331,6 +331,7 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
 
     graph = _graph(graph)
     chosen = _protocol(protocol)
+    label, variant = _protocol_names(protocol, chosen)
     if reduction not in REDUCTIONS:
         raise UsageError(f"reduction: {reduction!r} is not one of {', '.join(REDUCTIONS)}")
     if not 0 <= records <= MAX_RECORDS:
@@ -349,7 +350,7 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
     if result.counterexamples:
         c = result.counterexamples[0]
         steps = replay(job, c.labels, c.cycle)
-        command = (f"flipcheck explore GRAPH.json --variant {chosen.name} --mode {mode} --records {records} "
+        command = (f"flipcheck explore GRAPH.json --variant {variant} --mode {mode} --records {records} "
                    f"--checkpoints {checkpoints} --failures {failures}"
                    + (" --stop-with-savepoint" if stop_with_savepoint else ""))
         first = Counterexample(c.property, c.message,
@@ -360,11 +361,23 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
         from flipcheck.render.protocol import render_trace
 
         if first is None:
-            raise UsageError(f"explore {chosen.name}: no violation, nothing to draw")
-        return render_trace(job, steps, path, f"{chosen.name}: {first.property} violated",
+            raise UsageError(f"explore {label}: no violation, nothing to draw")
+        return render_trace(job, steps, path, f"{label}: {first.property} violated",
                             first.message if len(first.message) < 160 else first.message[:157] + "...")
 
-    return Result(f"explore {chosen.name}", result.complete and not violations, counts, first, violations, draw)
+    return Result(f"explore {label}", result.complete and not violations, counts, first, violations, _draw=draw)
+
+
+def _protocol_names(given, chosen: Protocol) -> tuple[str, str]:
+    """How a report names the protocol (a class of yours by its own ``name`` or class name, never
+    by the name it inherits) and the ``--variant`` that replays it."""
+    from flipcheck.reference_impl.user_variants import absolute_spec, spec_of
+
+    if given is None or isinstance(given, str):
+        return chosen.name, absolute_spec(given) if given else chosen.name
+    cls = type(chosen)
+    label = cls.__dict__.get("name") or cls.__name__
+    return label, spec_of(cls) or f"<define {cls.__name__} at the top level of a file to replay it>"
 
 
 def _variant_name(variant, option: str) -> str | None:
@@ -471,4 +484,4 @@ def sweep(suite: str, out: str | os.PathLike, *, cases: int | None = None, seed:
               "report": str(Path(out) / "report.html")}
     violations = tuple((c["property"], c["case_id"]) for c in found)
     return Result(f"sweep {suite}", not summary["violations"] and not summary.get("errors"), counts, first,
-                  violations, draw)
+                  violations, _draw=draw)

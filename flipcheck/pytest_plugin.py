@@ -80,7 +80,7 @@ class Checker:
         graph = graph if isinstance(graph, JobGraph) else flipcheck.load_job_graph(graph)
         result = flipcheck.explore(graph, protocol, **options)
         if result.counterexample is not None:
-            self._fail(result, self._explore_replay(graph, protocol, options))
+            self._fail(result, self._explore_replay(graph, result))
         if not result.counts["complete"]:
             import warnings
 
@@ -113,24 +113,14 @@ class Checker:
             self._fail(result, result.counterexample.replay if result.counterexample else "")
         return result
 
-    def _explore_replay(self, graph, protocol, options) -> str:
-        """The command that replays the exploration: the graph saved next to the picture, the
-        protocol as a ``file.py:Name`` spec when it is a class of the user's."""
+    def _explore_replay(self, graph, result) -> str:
+        """The command that replays the exploration, with the graph saved next to the picture."""
         from flipcheck.model.graph_json import graph_to_json
 
         self.folder.mkdir(parents=True, exist_ok=True)
         saved = self.folder / f"{self.name}.json"
         saved.write_text(json.dumps(graph_to_json(graph)))
-        variant = _variant_spec(protocol)
-        if variant is None and protocol is not None:
-            variant = f"<define {getattr(protocol, '__name__', type(protocol).__name__)} at module level to replay it>"
-        words = ["flipcheck explore", str(saved)] + ([f"--variant {variant}"] if variant else [])
-        for key in ("mode", "records", "checkpoints", "failures"):
-            if key in options:
-                words.append(f"--{key} {options[key]}")
-        if options.get("stop_with_savepoint"):
-            words.append("--stop-with-savepoint")
-        return " ".join(words)
+        return result.counterexample.replay.replace("GRAPH.json", str(saved), 1)
 
     def _fail(self, result, replay: str) -> None:
         lines = [f"flipcheck: {result.check}: {result.counterexample.property} violated"
@@ -156,14 +146,6 @@ class Checker:
             return result.render(self.folder / f"{self.name}.svg")
         except (UsageError, OSError) as error:  # no dot on PATH, say: the verdict stands without it
             return f"not drawn ({error})"
-
-
-def _variant_spec(protocol) -> str | None:
-    from flipcheck.reference_impl.user_variants import spec_of
-
-    if protocol is None or isinstance(protocol, str):
-        return protocol
-    return spec_of(protocol if isinstance(protocol, type) else type(protocol))
 
 
 @pytest.fixture

@@ -1,0 +1,120 @@
+"""The public Python API (flipcheck/__init__.py, flipcheck/api.py): every name resolves, each check
+returns a verdict a test can assert on, your own classes work where names do, and bad input is a
+flipcheck error naming the argument."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import flipcheck
+from flipcheck.errors import InputError, UsageError
+
+ROOT = Path(__file__).resolve().parents[2]
+FIGURE1 = str(ROOT / "examples" / "graphs" / "figure1.json")
+VARIANTS = ROOT / "tests" / "fixtures" / "user_variants" / "my_variants.py"
+
+
+def _user_classes():
+    from flipcheck.reference_impl.user_variants import load_variant
+
+    return {name: load_variant(f"{VARIANTS}:{name}", object, "class")
+            for name in ("CommitOnlyToTriggered", "PlanFromTheEngine", "TriggerEveryRunningTask")}
+
+
+def pair(parallelism=1):
+    return flipcheck.job_graph([("src", parallelism), ("sink", parallelism)], [("src", "sink", "all-to-all")])
+
+
+def test_every_public_name_resolves_and_import_stays_light():
+    for name in flipcheck.__all__:
+        assert getattr(flipcheck, name) is not None, name
+    assert set(flipcheck.__all__) <= set(dir(flipcheck))
+    with pytest.raises(AttributeError):
+        flipcheck.no_such_name  # noqa: B018
+    loaded = subprocess.run([sys.executable, "-c", "import flipcheck, sys; print(sorted(m for m in "
+                             "('z3', 'pyspark', 'networkx', 'hypothesis', 'flipcheck.api') if m in sys.modules))"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"
+
+
+def test_explore_passes_the_engine_and_catches_a_user_bug_with_the_full_models_shortest_trace(tmp_path):
+    classes = _user_classes()
+    assert flipcheck.explore(pair(), records=1).ok
+    assert flipcheck.explore(pair(), classes["PlanFromTheEngine"], records=1).ok
+    bad = flipcheck.explore(pair(), classes["CommitOnlyToTriggered"], records=1)
+    assert not bad.ok and bad.counts["complete"]
+    example = bad.counterexample
+    assert example.property in {p for p, _ in bad.violations} and example.steps
+    unreduced = flipcheck.explore(pair(), classes["CommitOnlyToTriggered"], records=1, reduction="none")
+    assert unreduced.counterexample.steps == example.steps   # the same shortest trace
+    text = bad.report()
+    assert text.startswith("explore ") and "FAILED" in text and f"{example.property} violated" in text
+    assert "  1. " in text and "replay: flipcheck explore GRAPH.json" in text
+    picture = bad.render(tmp_path / "trace.svg")
+    assert "<svg" in Path(picture).read_text()
+
+
+def test_explore_takes_a_protocol_instance_and_a_name_and_bounds_the_search():
+    classes = _user_classes()
+    assert not flipcheck.explore(pair(), classes["CommitOnlyToTriggered"](), records=1).ok
+    assert not flipcheck.explore(pair(), "pre-flip-147", records=1).ok
+    cut = flipcheck.explore(pair(2), records=1, max_states=50)
+    assert not cut.ok and not cut.counts["complete"] and cut.counterexample is None
+
+
+def test_plan_checks_against_the_spec_with_names_calculators_and_functions(tmp_path):
+    from flipcheck.model.plan import checkpoint_plan
+
+    assert flipcheck.plan(FIGURE1).ok and flipcheck.plan(FIGURE1, checkpoint_plan).ok
+    bad = flipcheck.plan(FIGURE1, _user_classes()["TriggerEveryRunningTask"])
+    assert not bad.ok and bad.counterexample.property == "no_triggered_task_has_running_predecessor"
+    assert "<svg" in Path(bad.render(tmp_path / "plan.svg")).read_text()
+    assert flipcheck.plan(FIGURE1).detail.tasks_to_trigger is not None
+
+
+def test_prove_proves_the_engine_and_refutes_a_historical_bug():
+    assert flipcheck.prove(FIGURE1).ok
+    refuted = flipcheck.prove(FIGURE1, "flink-before-40482", states="all")
+    assert not refuted.ok and refuted.counterexample.property == "equals_spec" and refuted.counterexample.message
+    with pytest.raises(UsageError, match="algorithm: no z3 encoding"):
+        flipcheck.prove(FIGURE1, "my-own")
+
+
+def test_replay_barriers_checks_every_barrier_property():
+    ok = flipcheck.replay_barriers("B1@0 D@1 E@1", channels=2)
+    assert ok.ok and ok.counts["triggered"] == [1] and ok.counts["events"] == 3
+    bad = flipcheck.replay_barriers(["B1@0", "E@1"], channels=2, handler="eop-not-aligned")
+    assert not bad.ok and bad.counterexample.steps and "--handler eop-not-aligned" in bad.counterexample.replay
+    with pytest.raises(InputError, match=r"event 2 \(X9\)"):
+        flipcheck.replay_barriers("B1@0 X9", channels=2)
+
+
+def test_verify_runs_a_suite_against_a_variant_name_or_a_class():
+    assert flipcheck.verify("plan", budget=1).ok
+    caught = flipcheck.verify("protocol", _user_classes()["CommitOnlyToTriggered"], budget=3)
+    assert not caught.ok and caught.counterexample.replay.startswith("flipcheck verify --suite protocol --variant ")
+    assert caught.counts["violations"] > 0
+
+
+def test_a_graph_in_code_matches_the_json_one_and_bad_graphs_name_the_problem():
+    built = flipcheck.job_graph([("C", 1), ("A", 1), ("B", 1)], [("A", "C", "all-to-all"), ("B", "C", "all-to-all")],
+                                states={"A": ["FINISHED"]})
+    assert built == flipcheck.load_job_graph(FIGURE1)
+    with pytest.raises(InputError, match="edge pattern 'sideways'"):
+        flipcheck.job_graph([("a", 1), ("b", 1)], [("a", "b", "sideways")])
+    with pytest.raises(InputError, match="job_graph"):
+        flipcheck.job_graph([("a", 0)], [])
+    with pytest.raises(UsageError, match="protocol: "):
+        flipcheck.explore(pair(), 42)
+    with pytest.raises(UsageError, match="reduction: "):
+        flipcheck.explore(pair(), reduction="some")
+
+
+def test_a_class_no_spec_can_name_is_refused_where_a_name_must_travel():
+    class Local(flipcheck.Protocol):
+        name = "local"
+
+    with pytest.raises(UsageError, match="variant: .* define the class at the top level"):
+        flipcheck.verify("protocol", Local, budget=1)

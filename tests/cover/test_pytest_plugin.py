@@ -1,0 +1,77 @@
+"""The pytest plugin (flipcheck/pytest_plugin.py), as a user meets it: a test file of theirs, run
+by pytest in its own process, with the plugin loaded from flipcheck's entry point."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+VARIANTS = ROOT / "tests" / "fixtures" / "user_variants" / "my_variants.py"
+
+USER_TESTS = f"""
+import sys
+
+import pytest
+from flipcheck import job_graph
+
+sys.path.insert(0, {str(VARIANTS.parent)!r})
+import my_variants  # noqa: E402  (the user's own module of protocols)
+
+GRAPH = job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
+
+
+def test_the_bug(flipcheck_checker):
+    flipcheck_checker.explore(GRAPH, my_variants.CommitOnlyToTriggered, records=1)
+
+
+def test_the_refactoring(flipcheck_checker):
+    result = flipcheck_checker.explore(GRAPH, my_variants.PlanFromTheEngine, records=1)
+    assert result.ok and result.counts["complete"]
+
+
+@pytest.mark.flipcheck(max_states=10)
+def test_a_small_bound_warns_that_the_search_stopped(flipcheck_checker):
+    assert not flipcheck_checker.explore(GRAPH, records=1).counts["complete"]
+
+
+def test_the_profile_sets_hypothesis(request):
+    from hypothesis import settings
+
+    expected = {{"nightly": 2000, "ci": 100}}.get(request.config.getoption("--flipcheck-profile"))
+    assert expected is None or settings.default.max_examples == expected
+"""
+
+
+def run_pytest(tmp_path, *options):
+    (tmp_path / "test_mine.py").write_text(textwrap.dedent(USER_TESTS))
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
+                           f"--basetemp={tmp_path / 'base'}", str(tmp_path / "test_mine.py"), *options],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
+
+
+def test_a_violation_fails_the_users_test_with_the_trace_its_picture_and_a_replay_that_reproduces_it(tmp_path):
+    done = run_pytest(tmp_path)
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert "1 failed, 3 passed" in out and "FAILED test_mine.py::test_the_bug" in out
+    report = out[out.index("flipcheck: explore CommitOnlyToTriggered: "):]
+    assert "shortest counterexample (" in report and "      1. " in report
+    assert "Traceback" not in out and "pytest_plugin.py" not in out   # the report, not flipcheck's stack
+    picture = report.split("picture: ", 1)[1].split("\n", 1)[0]
+    assert picture.endswith(".svg") and "<svg" in Path(picture).read_text()
+    replay = report.split("replay:  ", 1)[1].split("\n", 1)[0]
+    assert f"--variant {VARIANTS}:CommitOnlyToTriggered" in replay
+    words = replay.split()
+    assert words[:2] == ["flipcheck", "explore"]
+    again = subprocess.run([sys.executable, "-m", "flipcheck.cli", *words[1:]], capture_output=True, text=True,
+                           timeout=600)
+    assert again.returncode == 1 and "violated" in again.stdout
+    assert "but did not search them all (max_states 10" in out   # the warning of the bounded test
+
+
+def test_the_nightly_profile_loads_its_hypothesis_settings_and_a_bad_profile_is_a_usage_error(tmp_path):
+    nightly = run_pytest(tmp_path, "--flipcheck-profile", "nightly", "-k", "profile or refactoring")
+    assert nightly.returncode == 0, nightly.stdout + nightly.stderr
+    bad = run_pytest(tmp_path, "--flipcheck-profile", "weekly")
+    assert bad.returncode == 4 and "--flipcheck-profile: invalid choice: 'weekly'" in bad.stderr
