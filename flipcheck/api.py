@@ -307,11 +307,13 @@ def replay_barriers(events: str | Sequence[str], channels: int, mode: str = "ali
 
 def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, mode: str = "aligned",
             records: int = 1, checkpoints: int = 1, failures: int = 0, stop_with_savepoint: bool = False,
-            max_states: int | None = None, reduction: str = "all") -> Result:
+            max_states: int | None = None, reduction: str = "all", stop_at_first: bool = True) -> Result:
     """Explore every reachable state of the whole job (coordinator, tasks, channels;
     docs/protocol.md) running ``protocol``: None for FLIP-147 as Flink ships it, a variant's name,
     or your own :class:`Protocol` subclass (or instance). ``ok`` means complete and no property
-    violated; the counterexample is the full model's shortest trace.
+    violated; the counterexample is the full model's shortest trace. The search ends at the first
+    violation unless ``stop_at_first=False``, which finds every property violated (``violations``),
+    each with its shortest trace, at the cost of the whole state space.
 
     >>> g = job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
     >>> result = explore(g, records=1)
@@ -341,7 +343,7 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
                   stop_with_savepoint=stop_with_savepoint)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    result = explore_job(job, max_states=max_states, reduction=reduction)
+    result = explore_job(job, max_states=max_states, reduction=reduction, stop_at_first=stop_at_first)
     counts = {"states": result.states, "transitions": result.transitions, "complete": result.complete,
               "reduction": reduction, "seconds": round(result.seconds, 3)}
     violations = tuple((c.property, c.message) for c in result.counterexamples)

@@ -66,11 +66,20 @@ def consistent_cut(job: Job, before: JobState, label, notes, after: JobState) ->
     snapshot equal the records the downstream had consumed before its snapshot plus the
     in-flight records captured for that channel, by the downstream (input) and by the upstream
     (output: records its unaligned barrier overtook) (at-least-once: no fewer). An upstream
-    finished in the checkpoint counts with everything it sent."""
+    finished in the checkpoint counts with everything it sent. A task the checkpoint neither
+    holds as finished nor has a snapshot of leaves a hole in the cut (a plan that waits for too
+    few tasks, say): a violation too."""
     found = []
     for _, k, finished, snapshots in _completed(notes):
+        holes = 0
+        for t in range(len(job.tasks)):
+            if not finished >> t & 1 and snapshots[t] is None:
+                holes |= 1 << t
+                found.append(Violation("consistent_cut", (
+                    f"checkpoint {k} completed without a snapshot of {job.name(t)}, which it does not hold as "
+                    f"finished: the cut has no state for that task"), witness=(k, -1 - t)))
         for ch in job.channels:
-            if finished >> ch.target & 1:
+            if finished >> ch.target & 1 or (holes >> ch.target | holes >> ch.source) & 1:
                 continue
             down = snapshots[ch.target]
             if finished >> ch.source & 1:

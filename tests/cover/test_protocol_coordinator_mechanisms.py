@@ -124,3 +124,26 @@ def test_the_correct_protocol_keeps_every_property_when_stopped_with_a_savepoint
     stopped_ends = [s for s in result.graph.states if is_end(result.job, s) and s.coordinator.stop_id]
     drained_ends = [s for s in result.graph.states if is_end(result.job, s) and not s.coordinator.stop_id]
     assert stopped_ends and drained_ends
+
+
+def test_a_checkpoint_completed_without_a_running_tasks_snapshot_breaks_the_cut():
+    """A plan that waits only for the tasks it triggers completes checkpoint 1 on the source's
+    acknowledgement alone: consistent_cut names the task the cut has no state for (the user
+    protocol of docs/api.md; before, the property crashed on the missing snapshot)."""
+    from dataclasses import replace
+
+    from flipcheck.model.jobgraph import POINTWISE, JobGraph
+    from flipcheck.model.plan import CheckpointPlan
+    from flipcheck.model.protocol import Job, Protocol
+
+    class WaitForTriggeredOnly(Protocol):
+        def plan(self, graph):
+            plan = super().plan(graph)
+            return replace(plan, tasks_to_wait_for=plan.tasks_to_trigger) if isinstance(plan, CheckpointPlan) else plan
+
+    graph = JobGraph.build([("src", 1), ("map", 1), ("sink", 1)], [("src", "map", POINTWISE), ("map", "sink", POINTWISE)])
+    found = explore_job(Job(graph, protocol=WaitForTriggeredOnly(), records=1), stop_at_first=True)
+    (cex,) = found.counterexamples
+    assert cex.property == "consistent_cut" and "without a snapshot of map[0]" in cex.message
+    assert [label[0] for label in cex.labels] == ["trigger", "rpc", "ack"]
+    assert not explore_job(Job(graph, records=1), stop_at_first=True).counterexamples
