@@ -7,7 +7,9 @@ The public API (stable; docs/api.md) is what :data:`__all__` lists:
 * checks, each returning a :class:`Result` (``ok``, ``counts``, ``counterexample``,
   ``render(path)``): :func:`plan`, :func:`prove`, :func:`replay_barriers`, :func:`explore`,
   :func:`verify`, :func:`sweep`;
-* job graphs: :func:`job_graph` (in code), :func:`load_job_graph` (JSON);
+* job graphs: :func:`job_graph` (in code), :func:`load_job_graph` and :func:`save_job_graph` (JSON), and the values a
+  protocol's ``plan`` sees and returns: :class:`JobGraph`, :class:`CheckpointPlan` (its task
+  sets are :class:`TaskSet`), :class:`Declined`;
 * extension points, the base classes of your own variants: :class:`Protocol` (the whole job's
   protocol), :class:`PlanCalculator` (a checkpoint-plan algorithm), :class:`BarrierHandler` (one
   task's barrier alignment), and the recovery designs' engines :class:`ApproximateLocalRecovery`,
@@ -28,15 +30,21 @@ subpackages are layered too: ``render``, ``flink`` ← ``designs`` ← ``sweep``
 
 __version__ = "0.1.0"
 
-__all__ = ["Result", "Counterexample", "job_graph", "load_job_graph", "plan", "prove", "replay_barriers", "explore",
+__all__ = ["Result", "Counterexample", "job_graph", "load_job_graph", "save_job_graph", "plan", "prove", "replay_barriers", "explore",
            "verify", "sweep", "Protocol", "PlanCalculator", "BarrierHandler", "ApproximateLocalRecovery",
-           "TaskLocalRecovery", "BatchJob", "SourceJob", "__version__"]
+           "TaskLocalRecovery", "BatchJob", "SourceJob", "JobGraph", "CheckpointPlan", "Declined", "TaskSet",
+           "__version__"]
 
 # name -> (module, attribute): imported on first use (PEP 562).
 _EXPORTS = {
-    **{name: ("flipcheck.api", name) for name in ("Result", "Counterexample", "job_graph", "load_job_graph", "plan",
+    **{name: ("flipcheck.api", name) for name in ("Result", "Counterexample", "job_graph", "load_job_graph",
+                                                  "save_job_graph", "plan",
                                                   "prove", "replay_barriers", "explore", "verify", "sweep")},
     "Protocol": ("flipcheck.model.protocol", "Protocol"),
+    "JobGraph": ("flipcheck.model.jobgraph", "JobGraph"),
+    "CheckpointPlan": ("flipcheck.model.plan", "CheckpointPlan"),
+    "Declined": ("flipcheck.model.plan", "Declined"),
+    "TaskSet": ("flipcheck.model.plan", "TaskSet"),
     "PlanCalculator": ("flipcheck.reference_impl.plan.flink", "FlinkPlanCalculator"),
     "BarrierHandler": ("flipcheck.reference_impl.barriers.task", "Task"),
     "ApproximateLocalRecovery": ("flipcheck.reference_impl.approximate_recovery", "ApproximateLocalRecovery"),

@@ -31,7 +31,7 @@ from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph
 from flipcheck.model.plan import CheckpointPlan, PlanResult, checkpoint_plan
 from flipcheck.model.protocol import Job, Protocol
 
-__all__ = ["Result", "Counterexample", "job_graph", "load_job_graph", "plan", "prove", "replay_barriers",
+__all__ = ["Result", "Counterexample", "job_graph", "load_job_graph", "save_job_graph", "plan", "prove", "replay_barriers",
            "explore", "verify", "sweep"]
 
 _PATTERNS = {"all-to-all": ALL_TO_ALL, "pointwise": POINTWISE, ALL_TO_ALL: ALL_TO_ALL, POINTWISE: POINTWISE}
@@ -123,6 +123,20 @@ def load_job_graph(source: str | os.PathLike | dict) -> JobGraph:
         return load_graph(os.fspath(source))
     except GraphFormatError as error:
         raise InputError(str(source) if not isinstance(source, dict) else "graph", str(error)) from None
+
+
+def save_job_graph(graph: JobGraph, path: str | os.PathLike) -> str:
+    """Write ``graph`` as job-graph JSON (the format every command reads) and return the path.
+
+    >>> import os, tempfile
+    >>> path = save_job_graph(job_graph([("src", 1)], []), os.path.join(tempfile.mkdtemp(), "g.json"))
+    >>> load_job_graph(path) == job_graph([("src", 1)], [])
+    True
+    """
+    import json
+
+    Path(path).write_text(json.dumps(graph_to_json(graph)) + "\n")
+    return os.fspath(path)
 
 
 def _graph(graph) -> JobGraph:

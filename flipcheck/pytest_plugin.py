@@ -24,7 +24,6 @@ Example (a test file of yours)::
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import NamedTuple
@@ -115,11 +114,10 @@ class Checker:
 
     def _explore_replay(self, graph, result) -> str:
         """The command that replays the exploration, with the graph saved next to the picture."""
-        from flipcheck.model.graph_json import graph_to_json
+        import flipcheck
 
         self.folder.mkdir(parents=True, exist_ok=True)
-        saved = self.folder / f"{self.name}.json"
-        saved.write_text(json.dumps(graph_to_json(graph)))
+        saved = flipcheck.save_job_graph(graph, self.folder / f"{self.name}.json")
         return result.counterexample.replay.replace("GRAPH.json", str(saved), 1)
 
     def _fail(self, result, replay: str) -> None:

@@ -113,9 +113,11 @@ def spec_of(cls: type) -> str | None:
     """
     if not inspect.isclass(cls) or "." in cls.__qualname__:
         return None
+    if getattr(sys.modules.get(cls.__module__), cls.__qualname__, None) is not cls:
+        return None   # not what its module holds under that name (a doctest's, or redefined)
     try:
         source = inspect.getsourcefile(cls)
-    except TypeError:   # a built-in class
+    except (TypeError, OSError):   # a built-in class, or a module without a file
         return None
     return None if source is None else os.path.abspath(source) + SEPARATOR + cls.__qualname__
 

@@ -98,7 +98,7 @@ def test_verify_of_a_user_plan_algorithm_has_no_z3_row_and_finds_its_bug(capsys)
     ("tests/fixtures/user_variants:X", "not a .py file"),
     (f"{MINE}:Missing", "no class Missing in"),
     (f"{MINE}:NotAProtocol", "NotAProtocol is a class deriving from object alone, not a protocol variant "
-                             "(a subclass of flipcheck.model.protocol.Protocol)"),
+                             "(a subclass of flipcheck.Protocol)"),
     (f"{MINE}:make_protocol", "make_protocol is a function, not a protocol variant"),
     (PLAN_BUG, "deriving from flipcheck.reference_impl.plan.FlinkPlanCalculator, not a protocol variant"),
     ("tests/fixtures/user_variants/raises_on_import.py:X", "raises_on_import.py failed: RuntimeError: settings.toml not found"),
