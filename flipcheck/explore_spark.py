@@ -99,16 +99,18 @@ def _expand_partition(spec_text: str, items):
     ample = f.get("ample")
     kept: set = set()
     for _, (number, state) in items:
-        steps, successors = [], []
+        steps: list = []
+        successors: list | None = [] if ample is not None else None   # only the reduction reads them
         for label, nxt, found in f["successors"](state):
             nxt = f["canonical"](nxt)
-            successors.append((label, nxt, found))
+            if successors is not None:
+                successors.append((label, nxt, found))
             key = fingerprint(nxt)
             steps.append((label, key, list(found), f["mark"](nxt), list(f["check_state"](nxt))))
             if key not in kept:
                 kept.add(key)
                 yield "state", key, nxt
-        chosen = ample(state, successors) if ample is not None and len(successors) > 1 else None
+        chosen = ample(state, successors) if successors is not None and len(successors) > 1 else None
         yield "step", number, (not steps and f["is_final"](state)), steps, chosen
 
 
