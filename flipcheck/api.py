@@ -460,7 +460,13 @@ def sweep(suite: str, out: str | os.PathLike, *, cases: int | None = None, seed:
     """Check many cases of a suite on Spark (``master``: ``local[*]`` or any Spark master URL),
     writing results, pictures and report.html to ``out``; a killed sweep resumes from ``out``.
     Give ``cases`` (random, with ``seed``) or ``exhaustive=True``. ``render(path)`` copies the
-    first counterexample's picture."""
+    first counterexample's picture; ``detail`` is the sweep's summary (summary.json).
+
+    >>> import tempfile
+    >>> found = sweep("plan", tempfile.mkdtemp(), cases=300, seed="1", variant="wiki-b", master="local[1]")
+    >>> found.ok, found.counts["cases"], found.counterexample.replay.startswith("flipcheck replay plan:1:")
+    (False, 300, True)
+    """
     from flipcheck.designs import DesignUnavailable
     from flipcheck.sweep.runner import SweepRefused, plan_sweep, run_sweep, suite_names
     from flipcheck.sweep.spark import check_master
@@ -500,4 +506,4 @@ def sweep(suite: str, out: str | os.PathLike, *, cases: int | None = None, seed:
               "report": str(Path(out) / "report.html")}
     violations = tuple((c["property"], c["case_id"]) for c in found)
     return Result(f"sweep {suite}", not summary["violations"] and not summary.get("errors"), counts, first,
-                  violations, _draw=draw)
+                  violations, detail=summary, _draw=draw)

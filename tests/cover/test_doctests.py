@@ -23,7 +23,12 @@ def _modules():
     return sorted(set(names))
 
 
-@pytest.mark.parametrize("module_name", _modules())
+# Modules whose examples start Spark: they run with the other Spark tests, one at a time.
+STARTS_SPARK = {"flipcheck.api"}
+
+
+@pytest.mark.parametrize("module_name", [pytest.param(name, marks=pytest.mark.spark) if name in STARTS_SPARK else name
+                                         for name in _modules()])
 def test_docstring_examples(module_name):
     module = importlib.import_module(module_name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.IGNORE_EXCEPTION_DETAIL)
