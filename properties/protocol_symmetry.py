@@ -35,6 +35,8 @@ True
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from itertools import permutations, product
 from typing import Callable, NamedTuple
 
@@ -140,6 +142,8 @@ def _tasks_mask(symmetry: Symmetry, mask: int) -> int:
 
 
 def _positions_mask(mapping: tuple, mask: int) -> int:
+    if not mask:
+        return 0
     out = 0
     for position, image in enumerate(mapping):
         if mask >> position & 1:
@@ -159,11 +163,25 @@ def _plans_agree(job: Job, symmetry: Symmetry) -> bool:
     return True
 
 
+@lru_cache(maxsize=4096)
+def _inverse(mapping: tuple) -> tuple:
+    """Where each position's value comes from: ``out[mapping[p]] = values[p]`` is
+    ``out[q] = values[_inverse(mapping)[q]]``, which ``map`` does at C speed."""
+    inverse = [0] * len(mapping)
+    for position, image in enumerate(mapping):
+        inverse[image] = position
+    return tuple(inverse)
+
+
 def _by_position(mapping: tuple, values: tuple, rename=None) -> tuple:
-    out = [None] * len(values)
-    for position, value in enumerate(values):
-        out[mapping[position]] = value if rename is None else rename(value)
-    return tuple(out)
+    """``values`` moved to their renamed positions (and renamed by ``rename``)."""
+    if len(values) != len(mapping):   # a snapshot field not kept per position (empty)
+        out = [None] * len(values)
+        for position, value in enumerate(values):
+            out[mapping[position]] = value if rename is None else rename(value)
+        return tuple(out)
+    picked = map(values.__getitem__, _inverse(mapping))
+    return tuple(picked if rename is None else map(rename, picked))
 
 
 def permute(job: Job, symmetry: Symmetry, state: JobState) -> JobState:
@@ -171,10 +189,10 @@ def permute(job: Job, symmetry: Symmetry, state: JobState) -> JobState:
     tasks_of, records_of = symmetry.tasks, symmetry.records
 
     def recs(values: tuple) -> tuple:
-        return tuple(records_of[r] for r in values)
+        return tuple(records_of[r] for r in values) if values else values
 
     def txns(values: tuple) -> tuple:
-        return tuple((k, recs(r)) for k, r in values)
+        return tuple((k, recs(r)) for k, r in values) if values else values
 
     def snapshot(t: int, snap: Snapshot | None) -> Snapshot | None:
         if snap is None:
@@ -249,17 +267,26 @@ def canonical_function(job: Job) -> Callable[[JobState], JobState]:
     if not group:
         return lambda state: state
 
+    inverses = [(symmetry, _inverse(symmetry.tasks), _inverse(symmetry.channels)) for symmetry in group]
+
     def representative(state: JobState) -> JobState:
-        # The order key of a renamed state is the renamed key: only the winner is built.
-        key = _order_key(state)
-        best_key, tied = key, [None]   # None: the state itself
-        for symmetry in group:
-            other = _renamed_key(symmetry, key)
-            if other < best_key:
-                best_key, tied = other, [symmetry]
-            elif other == best_key:
+        # The order key of a renamed state is the renamed key (_renamed_key): only the winner is
+        # built; the per-task part decides most comparisons, so the per-channel part waits.
+        per_task, per_channel = _order_key(state)
+        best_tasks, best_channels, tied = per_task, per_channel, [None]   # None: the state itself
+        for symmetry, task_source, channel_source in inverses:
+            tasks = tuple(map(per_task.__getitem__, task_source))
+            if tasks > best_tasks:
+                continue
+            channels = tuple(map(per_channel.__getitem__, channel_source))
+            if tasks < best_tasks or channels < best_channels:
+                best_tasks, best_channels, tied = tasks, channels, [symmetry]
+            elif channels == best_channels:
                 tied.append(symmetry)
-        members = [state if symmetry is None else permute(job, symmetry, state) for symmetry in tied]
-        return members[0] if len(members) == 1 else min(members, key=repr)
+        if len(tied) == 1:
+            return state if tied[0] is None else permute(job, tied[0], state)
+        # A state symmetric under some renamings ties with itself: compare distinct members only.
+        members = {state if symmetry is None else permute(job, symmetry, state) for symmetry in tied}
+        return members.pop() if len(members) == 1 else min(members, key=repr)
 
     return representative
