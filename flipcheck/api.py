@@ -231,13 +231,13 @@ def prove(graph, algorithm: str = "flink", states: str = "binary") -> Result:
               "seconds": round(proof.seconds, 3)}
     if proof.proved:
         return Result(f"prove {algorithm}", True, counts, None, (),
-                      lambda path: _render_plan(graph, algorithm, path))
+                      _draw=lambda path: _render_plan(graph, algorithm, path))
     found = proof.counterexample
     summary = proof.summary()
     example = Counterexample("equals_spec", summary, tuple(f"{v.id}: {', '.join(v.states)}" for v in _states_of(found)),
                              f"flipcheck prove --algorithm {algorithm} --states {states} GRAPH.json")
     return Result(f"prove {algorithm}", False, counts, example, (("equals_spec", summary),),
-                  lambda path: _render_counterexample(found, algorithm, path))
+                  _draw=lambda path: _render_counterexample(found, algorithm, path))
 
 
 def _render_plan(graph: JobGraph, algorithm: str, path: str) -> str:
@@ -300,7 +300,7 @@ def replay_barriers(events: str | Sequence[str], channels: int, mode: str = "ali
         return render_chart(outcome, path)
 
     return Result(f"barriers {handler}", not violations, {"events": len(tokens), **summary(outcome)}, first,
-                  violations, draw)
+                  violations, _draw=draw)
 
 
 # -- the whole job ------------------------------------------------------------------------------
@@ -364,7 +364,7 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
         return render_trace(job, steps, path, f"{chosen.name}: {first.property} violated",
                             first.message if len(first.message) < 160 else first.message[:157] + "...")
 
-    return Result(f"explore {chosen.name}", result.complete and not violations, counts, first, violations, draw)
+    return Result(f"explore {chosen.name}", result.complete and not violations, counts, first, violations, _draw=draw)
 
 
 def _variant_name(variant, option: str) -> str | None:
@@ -471,4 +471,4 @@ def sweep(suite: str, out: str | os.PathLike, *, cases: int | None = None, seed:
               "report": str(Path(out) / "report.html")}
     violations = tuple((c["property"], c["case_id"]) for c in found)
     return Result(f"sweep {suite}", not summary["violations"] and not summary.get("errors"), counts, first,
-                  violations, draw)
+                  violations, _draw=draw)
