@@ -29,8 +29,8 @@ $(STAMP): pyproject.toml
 # their own afterwards (they bind ports and use both cores themselves). Exit code 5 = "none collected".
 # Last, flipcheck as a user gets it: a wheel (`python -m build`) installed into a clean venv outside
 # the repository, with the example user project (examples/user-project) whose bug must fail with
-# the full report and whose refactoring must pass (scripts/check_user_project.py; ~1 minute with a
-# warm pip cache).
+# the full report and whose refactoring must pass (scripts/check_user_project.py; about 30 s with
+# a warm pip cache, under a minute cold).
 test: install install-browser
 	$(BIN)/python -m pytest -n 2 -m "not spark and not browser and not flink"
 	$(BIN)/python -m pytest -m "spark or browser or flink" || test $$? -eq 5
