@@ -27,9 +27,14 @@ $(STAMP): pyproject.toml
 
 # Pure-Python tests run on both cores; tests that start Spark, a browser or real Flink run on
 # their own afterwards (they bind ports and use both cores themselves). Exit code 5 = "none collected".
+# Last, flipcheck as a user gets it: a wheel (`python -m build`) installed into a clean venv outside
+# the repository, with the example user project (examples/user-project) whose bug must fail with
+# the full report and whose refactoring must pass (scripts/check_user_project.py; about 30 s with
+# a warm pip cache, under a minute cold).
 test: install install-browser
 	$(BIN)/python -m pytest -n 2 -m "not spark and not browser and not flink"
 	$(BIN)/python -m pytest -m "spark or browser or flink" || test $$? -eq 5
+	$(BIN)/python scripts/check_user_project.py
 
 # The inner loop: everything but tests/slow/ (the `slow` marker), Spark and the browser, on both
 # cores, in under 2 minutes; `make test` is the full run CI does.

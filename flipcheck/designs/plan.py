@@ -50,11 +50,11 @@ True
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 import random
 import re
 import time
 
+from flipcheck.data import example_graphs
 from flipcheck.designs import title_of
 from flipcheck.designs.contract import Detection, Mutant
 from flipcheck.designs.common import first_paragraph
@@ -79,7 +79,7 @@ __all__ = [
     "EXAMPLE_GRAPHS", "PLAN_SUITE", "PlanSuite", "RandomPlanSpace", "ExhaustivePlanSpace", "ENUMERATE_MAX_TASKS", "RANDOM_MAX_VERTICES", "RANDOM_MAX_PARALLELISM", "MAX_EXHAUSTIVE_VERTICES",
 ]
 
-EXAMPLE_GRAPHS = Path(__file__).resolve().parents[2] / "examples" / "graphs"
+EXAMPLE_GRAPHS = example_graphs()
 _MAX_PROOF_TASKS = 100
 
 

@@ -31,9 +31,11 @@ import shutil
 from pathlib import Path
 from typing import Callable, NamedTuple
 
+from flipcheck.data import example_graphs
+
 __all__ = ["FlinkCase", "CONFORMANCE_SUITE", "GRAPHS", "ALTERATIONS", "case_named", "run_case", "alter_run"]
 
-GRAPHS = Path(__file__).resolve().parents[2] / "examples" / "graphs" / "flink"
+GRAPHS = example_graphs() / "flink"
 
 
 class FlinkCase(NamedTuple):
