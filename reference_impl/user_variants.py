@@ -123,7 +123,12 @@ def spec_of(cls: type) -> str | None:
 
 
 def base_name(base: type) -> str:
-    """The shortest public dotted name of ``base``: the outermost package that exports it."""
+    """The shortest public dotted name of ``base``: its name in the public API (``flipcheck.X``,
+    maybe under another name there), else the outermost package that exports it."""
+    root = sys.modules.get("flipcheck")   # only read for a message: no import of the layer above
+    for public in getattr(root, "__all__", ()):
+        if getattr(root, public, None) is base:
+            return f"flipcheck.{public}"
     parts = base.__module__.split(".")
     for end in range(1, len(parts) + 1):
         module = sys.modules.get(".".join(parts[:end]))

@@ -58,7 +58,7 @@ MAX_CHART_EVENTS = 2_000
 
 def configure(parser) -> None:
     from flipcheck.properties.barriers_replay import MODEL
-    from flipcheck.cli.types import bounded_int
+    from flipcheck.cli.types import bounded_int, variant
     from flipcheck.reference_impl.barriers import HANDLERS
 
     parser.add_argument("events", nargs="+", metavar="EVENT", help="input events, in order")
@@ -72,13 +72,14 @@ def configure(parser) -> None:
                         help="unaligned mode: align first, switch to unaligned after K events")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     parser.add_argument("--render", metavar="FILE.svg", help="also draw the replay as a message-sequence chart")
-    parser.add_argument("--handler", default=MODEL, choices=[MODEL, *sorted(HANDLERS)], metavar="NAME",
-                        help="the specification (model, default), Flink's implementation (flink) or a variant: "
-                             "%(choices)s")
+    parser.add_argument("--handler", default=MODEL, type=variant, metavar="NAME",
+                        help="the specification (model, default), Flink's implementation (flink), a variant ("
+                             + ", ".join(sorted(set(HANDLERS) - {"flink"})) + "), or your own subclass of "
+                             "flipcheck.BarrierHandler as FILE.py:CLASS or MODULE:CLASS")
 
 
 def run(args) -> int:
-    from flipcheck.properties.barriers_replay import ImpossibleEvent, replay, summary, table
+    from flipcheck.properties.barriers_replay import MODEL, ImpossibleEvent, replay, summary, table
     from flipcheck.errors import InputError, UsageError
     from flipcheck.model.barriers import Config, parse_event
 
@@ -92,6 +93,13 @@ def run(args) -> int:
         if args.channels > MAX_CHART_CHANNELS or len(args.events) > MAX_CHART_EVENTS:
             raise UsageError(f"--render draws at most {MAX_CHART_CHANNELS} channels and {MAX_CHART_EVENTS:,} events "
                              f"(got {args.channels:,} and {len(args.events):,})")
+    if args.handler != MODEL:
+        from flipcheck.reference_impl.barriers import handler_class
+
+        try:
+            handler_class(args.handler)   # an unknown name or a bad spec: one line, before any work
+        except ValueError as error:
+            raise UsageError(f"--handler: {error}") from None
     config = Config(args.channels, args.mode, args.after_finished, alignment_timeout=bool(timeout))
     events = []
     for position, token in enumerate(args.events, 1):

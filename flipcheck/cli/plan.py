@@ -35,23 +35,28 @@ exit codes: 0 plans printed, 2 a malformed graph or option (nothing printed for 
 
 
 def configure(parser) -> None:
+    from flipcheck.cli.types import variant
     from flipcheck.reference_impl.plan import PLAN_ALGORITHMS
 
     parser.add_argument("graphs", nargs="+", metavar="GRAPH.json", help="job-graph files")
     parser.add_argument(
-        "--algorithm", default="flink", choices=sorted(PLAN_ALGORITHMS), metavar="NAME",
-        help="plan algorithm: %(choices)s (default: %(default)s)",
+        "--algorithm", default="flink", type=variant, metavar="NAME",
+        help=f"plan algorithm: {', '.join(sorted(PLAN_ALGORITHMS))}, or your own subclass of "
+             "flipcheck.PlanCalculator as FILE.py:CLASS or MODULE:CLASS (default: %(default)s)",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per file instead of a table")
 
 
 def run(args) -> int:
-    from flipcheck.errors import InputError
+    from flipcheck.errors import InputError, UsageError
     from flipcheck.model.graph_json import GraphFormatError, load_graph
     from flipcheck.render.plan_text import plan_json_line, plan_table
     from flipcheck.reference_impl.plan import plan_algorithm
 
-    algorithm = plan_algorithm(args.algorithm)
+    try:
+        algorithm = plan_algorithm(args.algorithm)
+    except ValueError as error:   # an unknown name, or a spec that names no calculator
+        raise UsageError(f"--algorithm: {error}") from None
     # Parse every file first so that a bad file prints nothing at all on stdout.
     graphs = []
     for path in args.graphs:

@@ -100,7 +100,7 @@ def test_verify_of_a_user_plan_algorithm_has_no_z3_row_and_finds_its_bug(capsys)
     (f"{MINE}:NotAProtocol", "NotAProtocol is a class deriving from object alone, not a protocol variant "
                              "(a subclass of flipcheck.Protocol)"),
     (f"{MINE}:make_protocol", "make_protocol is a function, not a protocol variant"),
-    (PLAN_BUG, "deriving from flipcheck.reference_impl.plan.FlinkPlanCalculator, not a protocol variant"),
+    (PLAN_BUG, "deriving from flipcheck.PlanCalculator, not a protocol variant"),
     ("tests/fixtures/user_variants/raises_on_import.py:X", "raises_on_import.py failed: RuntimeError: settings.toml not found"),
     ("no_such_module_anywhere:X", "no module named 'no_such_module_anywhere'"),
     (f"{MINE}:", "not PATH.py:CLASS or MODULE:CLASS"),
@@ -244,3 +244,19 @@ def test_a_spark_sweep_checks_a_user_variant_and_its_replay_command_reproduces_i
     argv = cex["replay"].split()[1:]
     assert argv[-1] == cex["algorithm"] and os.path.isabs(argv[-1])
     assert main([*argv, "--no-render"]) == 1
+
+
+def test_plan_and_barriers_take_a_user_class_and_refuse_a_wrong_one_in_one_line(capsys, tmp_path):
+    """`plan --algorithm` and `barriers --handler` take specs too; the error names the public base."""
+    handlers = tmp_path / "handlers.py"
+    handlers.write_text("import flipcheck\n\n\nclass SameAsFlink(flipcheck.BarrierHandler):\n    pass\n")
+    assert main(["barriers", "--channels", "2", "--mode", "aligned", "--handler", f"{handlers}:SameAsFlink",
+                 "--json", "B1@0", "E@1"]) == 0
+    assert '"triggered": [1]' in capsys.readouterr().out
+    figure1 = str(Path(__file__).resolve().parents[2] / "examples" / "graphs" / "figure1.json")
+    assert main(["plan", "--algorithm", PLAN_BUG, "--json", figure1]) == 0
+    assert '"tasks_to_trigger"' in capsys.readouterr().out
+    assert main(["plan", "--algorithm", f"{handlers}:SameAsFlink", figure1]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("flipcheck plan: --algorithm: ")
+    assert "deriving from flipcheck.BarrierHandler, not a plan algorithm (a subclass of flipcheck.PlanCalculator)" in err
