@@ -37,7 +37,7 @@ test: install install-browser
 	$(BIN)/python scripts/check_user_project.py
 
 # The inner loop: everything but tests/slow/ (the `slow` marker), Spark and the browser, on both
-# cores, in under 2 minutes; `make test` is the full run CI does.
+# cores, in about 3 minutes; `make test` is the full run CI does.
 check: install
 	$(BIN)/python -m pytest -n 2 -m "not slow and not spark and not browser and not flink"
 
