@@ -196,3 +196,19 @@ def test_render_draws_the_behaviour_up_to_the_unexplained_event_escaped(tmp_path
     assert code == 1
     assert text.startswith("<?xml") and "first unexplained" in text and "C5: checkpoint" in text
     assert "run&lt;&amp;&gt;" in text and "run<&>" not in text
+
+
+def test_a_behaviour_with_a_trigger_after_every_task_finished_replays():
+    """The demo's real join run: the timer triggered checkpoint 11 after the last task had
+    finished, on a view that had not learned so yet (C3p; its RPCs reach finished tasks). The
+    search explained it; the behaviour found must replay too, for its picture (a fresh-clone CI
+    run of `flipcheck demo` failed here with "step ('trigger', 11) is not enabled")."""
+    from flipcheck.properties.protocol_trace_validation import replay_behaviour
+
+    result = _conform(RUNS / "join-trigger-after-end")
+    assert result.checks[0].ok
+    behaviour = result.verdict.behaviour
+    last_finish = max(i for i, label in enumerate(behaviour) if label[0] == "finish")
+    assert ("trigger", 11) in behaviour[last_finish:]
+    steps = replay_behaviour(result.job, behaviour)
+    assert [s.label for s in steps][-len(behaviour):] == behaviour
