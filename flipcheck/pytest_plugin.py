@@ -72,10 +72,9 @@ class Checker:
 
     def explore(self, graph, protocol=None, **options):
         import flipcheck
-
-        options.setdefault("max_states", self.profile.max_states)
         from flipcheck.model.jobgraph import JobGraph
 
+        options.setdefault("max_states", self.profile.max_states)
         graph = graph if isinstance(graph, JobGraph) else flipcheck.load_job_graph(graph)
         result = flipcheck.explore(graph, protocol, **options)
         if result.counterexample is not None:
@@ -91,23 +90,20 @@ class Checker:
     def plan(self, graph, algorithm="flink"):
         import flipcheck
 
-        result = flipcheck.plan(graph, algorithm)
-        if not result.ok:
-            self._fail(result, result.counterexample.replay if result.counterexample else "")
-        return result
+        return self._settled(flipcheck.plan(graph, algorithm))
 
     def replay_barriers(self, events, channels, **options):
         import flipcheck
 
-        result = flipcheck.replay_barriers(events, channels, **options)
-        if not result.ok:
-            self._fail(result, result.counterexample.replay if result.counterexample else "")
-        return result
+        return self._settled(flipcheck.replay_barriers(events, channels, **options))
 
     def verify(self, suite, variant=None, budget=None):
         import flipcheck
 
-        result = flipcheck.verify(suite, variant, budget if budget is not None else self.profile.budget)
+        return self._settled(flipcheck.verify(suite, variant, budget if budget is not None else self.profile.budget))
+
+    def _settled(self, result):
+        """``result`` when nothing is violated; otherwise the test fails with its report."""
         if not result.ok:
             self._fail(result, result.counterexample.replay if result.counterexample else "")
         return result

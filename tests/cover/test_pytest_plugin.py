@@ -25,6 +25,10 @@ def test_the_bug(flipcheck_checker):
     flipcheck_checker.explore(GRAPH, my_variants.CommitOnlyToTriggered, records=1)
 
 
+def test_the_plan_bug(flipcheck_checker):
+    flipcheck_checker.plan({str(ROOT / "examples" / "graphs" / "figure1.json")!r}, "wiki-b")
+
+
 def test_the_refactoring(flipcheck_checker):
     result = flipcheck_checker.explore(GRAPH, my_variants.PlanFromTheEngine, records=1)
     assert result.ok and result.counts["complete"]
@@ -54,7 +58,9 @@ def test_a_violation_fails_the_users_test_with_the_trace_its_picture_and_a_repla
     done = run_pytest(tmp_path)
     out = done.stdout
     assert done.returncode == 1, out + done.stderr
-    assert "1 failed, 3 passed" in out and "FAILED test_mine.py::test_the_bug" in out
+    assert "2 failed, 3 passed" in out and "FAILED test_mine.py::test_the_bug" in out
+    plan_report = out[out.index("flipcheck: plan wiki-b: no_triggered_task_has_running_predecessor violated"):]
+    assert "replay:  flipcheck plan --algorithm wiki-b GRAPH.json" in plan_report
     report = out[out.index("flipcheck: explore CommitOnlyToTriggered: "):]
     assert "shortest counterexample (" in report and "      1. " in report
     assert "Traceback" not in out and "pytest_plugin.py" not in out   # the report, not flipcheck's stack
