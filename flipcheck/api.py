@@ -180,7 +180,7 @@ def plan(graph, algorithm: str | Callable[[JobGraph], PlanResult] | Any = "flink
     if violations:
         first = Counterexample(violations[0][0], violations[0][1],
                                tuple(f"{v.id}: {', '.join(v.states)}" for v in _states_of(graph)),
-                               f"flipcheck plan --algorithm {name} GRAPH.json" if isinstance(algorithm, str) else "")
+                               _plan_replay(algorithm, name))
 
     def draw(path: str) -> str:
         from flipcheck.render.core import render_counterexample, render_plan_graph
@@ -205,10 +205,19 @@ def _plan_function(algorithm, by_name) -> tuple[str, Callable]:
     if isinstance(algorithm, type):
         algorithm = algorithm()
     if hasattr(algorithm, "calculate"):
-        return getattr(algorithm, "name", type(algorithm).__name__), algorithm.calculate
+        return _own_name(type(algorithm)), algorithm.calculate
     if callable(algorithm):
         return getattr(algorithm, "__name__", "algorithm"), algorithm
     raise UsageError(f"algorithm: {algorithm!r} is neither a name, a plan calculator nor a function")
+
+
+def _plan_replay(algorithm, name: str) -> str:
+    from flipcheck.reference_impl.user_variants import spec_of
+
+    if isinstance(algorithm, str):
+        return f"flipcheck plan --algorithm {name} GRAPH.json"
+    spec = spec_of(algorithm if isinstance(algorithm, type) else type(algorithm))
+    return f"flipcheck plan --algorithm {spec} GRAPH.json" if spec and hasattr(algorithm, "calculate") else ""
 
 
 def _states_of(graph: JobGraph):
@@ -392,8 +401,13 @@ def _protocol_names(given, chosen: Protocol) -> tuple[str, str]:
     if given is None or isinstance(given, str):
         return chosen.name, absolute_spec(given) if given else chosen.name
     cls = type(chosen)
-    label = cls.__dict__.get("name") or cls.__name__
-    return label, spec_of(cls) or f"<define {cls.__name__} at the top level of a file to replay it>"
+    return _own_name(cls), spec_of(cls) or f"<define {cls.__name__} at the top level of a file to replay it>"
+
+
+def _own_name(cls: type) -> str:
+    """A class of yours by the ``name`` it sets itself, else its class name: never the name it
+    inherits (a subclass of Flink's protocol or calculator is not "flip-147" or "flink")."""
+    return cls.__dict__.get("name") or cls.__name__
 
 
 def _variant_name(variant, option: str) -> str | None:

@@ -70,6 +70,8 @@ def test_plan_checks_against_the_spec_with_names_calculators_and_functions(tmp_p
     assert flipcheck.plan(FIGURE1).ok and flipcheck.plan(FIGURE1, checkpoint_plan).ok
     bad = flipcheck.plan(FIGURE1, _user_classes()["TriggerEveryRunningTask"])
     assert not bad.ok and bad.counterexample.property == "no_triggered_task_has_running_predecessor"
+    assert bad.check == "plan TriggerEveryRunningTask"   # not the "flink" it inherits
+    assert bad.counterexample.replay == f"flipcheck plan --algorithm {VARIANTS}:TriggerEveryRunningTask GRAPH.json"
     assert "<svg" in Path(bad.render(tmp_path / "plan.svg")).read_text()
     assert flipcheck.plan(FIGURE1).detail.tasks_to_trigger is not None
 
