@@ -49,7 +49,7 @@ from flipcheck.model.jobgraph import JobGraph, JobVertex
 from flipcheck.properties.violation import Violation
 
 __all__ = ["FlinkCase", "FlinkJobsSuite", "CHECKS", "CASE_FILE", "CASE_TIMEOUT_SECONDS", "generate_case",
-           "case_folder", "suite"]
+           "case_folder", "stored_or_run", "judge_run", "suite"]
 
 # conform's checks, in its order: the properties a real run can violate.
 CHECKS = ("model", "trigger-plan", "final-checkpoint", "ids-in-order", "committed-output")
@@ -155,22 +155,28 @@ class FlinkJobsSpace(CaseSpace):
         else:
             folder = case_folder(self.workdir, self.token, index)
         case_id = self.case_id(index) if index is not None else None
-        stored = _stored(folder, case_id)
-        if stored is not None:
-            return stored
-        try:
-            outcome = _run_and_conform(case, folder)
-        except Exception as error:  # noqa: BLE001 - one case that cannot be judged must not end the sweep
-            outcome = Outcome(method="flink", error=_one_line(f"{type(error).__name__}: {error}"),
-                              detail={"run_dir": str(folder), "status": None})
-        outcome.detail["id"] = case_id
-        if outcome.detail.get("status") == "FINISHED":
-            # Written last and atomically: its presence means the run and its verdict are complete.
-            # A run that did not finish is not kept: a resumed sweep tries it again.
-            scratch = folder / f".{CASE_FILE}.{os.getpid()}"
-            scratch.write_text(json.dumps(_outcome_json(outcome), indent=1) + "\n")
-            os.replace(scratch, folder / CASE_FILE)
-        return outcome
+        return stored_or_run(folder, case_id, lambda: _run_and_conform(case, folder))
+
+
+def stored_or_run(folder: Path, case_id: str | None, run) -> Outcome:
+    """The verdict a finished run left in ``folder`` for ``case_id``, else ``run()``'s, stored
+    there when its job finished. Anything ``run`` raises is the case's error, not the sweep's."""
+    stored = _stored(folder, case_id)
+    if stored is not None:
+        return stored
+    try:
+        outcome = run()
+    except Exception as error:  # noqa: BLE001 - one case that cannot be judged must not end the sweep
+        outcome = Outcome(method="flink", error=_one_line(f"{type(error).__name__}: {error}"),
+                          detail={"run_dir": str(folder), "status": None})
+    outcome.detail["id"] = case_id
+    if outcome.detail.get("status") == "FINISHED" or outcome.detail.get("final"):
+        # Written last and atomically: its presence means the run and its verdict are complete.
+        # A run that did not end in a verdict is not kept: a resumed sweep tries it again.
+        scratch = folder / f".{CASE_FILE}.{os.getpid()}"
+        scratch.write_text(json.dumps(_outcome_json(outcome), indent=1) + "\n")
+        os.replace(scratch, folder / CASE_FILE)
+    return outcome
 
 
 def _stored(folder: Path, case_id: str | None) -> Outcome | None:
@@ -194,19 +200,30 @@ def _outcome_json(outcome: Outcome) -> dict:
 
 
 def _run_and_conform(case: FlinkCase, folder: Path) -> Outcome:
-    """Run the case into ``folder`` (emptied first: a run cut short leaves a partial one) and
-    validate it; run failures become :attr:`Outcome.error`."""
+    """Run the case into ``folder`` and validate it (:func:`judge_run`)."""
+    detail = {"flip147": case.flip147, "mode": case.mode, "records": case.records, "fail": _fail_text(case.fail)}
+    return judge_run(case.graph, folder, case.options(), flip147=case.flip147, detail=detail)
+
+
+def judge_run(graph: JobGraph, folder: Path, options: dict, *, flip147: bool = True, detail: dict | None = None,
+              flink=None, unfinished_is_violation: bool = False) -> Outcome:
+    """Run ``graph`` with ``run_graph``'s ``options`` into ``folder`` (emptied first: a run cut
+    short leaves a partial one) on the Flink install ``flink`` (None: the default one) and validate
+    it with conform; run failures become :attr:`Outcome.error`. A FLIP-147-off run is validated
+    against ``pre-flip-147`` by its model check alone. A job that did not finish is an error, or
+    with ``unfinished_is_violation`` a ``job-finished`` violation (a bounded job whose faults
+    fire once must finish: the release matrix's scenarios)."""
     from flipcheck.flink.conform import conform_files
 
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    (folder / "graph.json").write_text(json.dumps(graph_to_json(case.graph, include_states=False), indent=1) + "\n")
-    detail = {"run_dir": str(folder), "flip147": case.flip147, "mode": case.mode, "records": case.records,
-              "fail": _fail_text(case.fail),
+    (folder / "graph.json").write_text(json.dumps(graph_to_json(graph, include_states=False), indent=1) + "\n")
+    detail = {"run_dir": str(folder), **(detail or {}),
               "status": None, "checkpoints": None, "seconds": None, "conforms": None, "first_unexplained": None}
     began = time.perf_counter()
     try:
-        result = run_graph(case.graph, folder, timeout_seconds=CASE_TIMEOUT_SECONDS, **case.options())
+        installed = {} if flink is None else {"flink": flink}
+        result = run_graph(graph, folder, timeout_seconds=CASE_TIMEOUT_SECONDS, **options, **installed)
     except (FlinkRunError, UsageError, OSError) as error:
         detail["seconds"] = round(time.perf_counter() - began, 3)
         return Outcome(method="flink", error=_one_line(f"flink run: {error}"), detail=detail)
@@ -214,18 +231,22 @@ def _run_and_conform(case: FlinkCase, folder: Path) -> Outcome:
                   failure_injected=result.failure_injected, records_committed=result.records_committed,
                   records_expected=result.records_expected)
     if result.status != "FINISHED":
-        return Outcome(method="flink", error=_one_line(f"the job ended {result.status}: {result.cause}"), detail=detail)
-    protocol = {} if case.flip147 else {"protocol": _PRE_FLIP_147}
+        why = _one_line(f"the job ended {result.status}: {result.cause}")
+        if unfinished_is_violation:
+            detail["final"] = True
+            return Outcome([Violation("job-finished", why)], method="flink", detail=detail)
+        return Outcome(method="flink", error=why, detail=detail)
+    protocol = {} if flip147 else {"protocol": _PRE_FLIP_147}
     try:
         conformance = conform_files(str(folder / "plan.json"), [str(folder / "flink.log")], **protocol)
     except (InputError, UsageError, OSError) as error:
         return Outcome(method="flink", error=_one_line(f"conform: {error}"), detail=detail)
     checks = {c.name: c for c in conformance.checks}
-    judged = [c for c in conformance.checks if case.flip147 or c.name == "model"]
+    judged = [c for c in conformance.checks if flip147 or c.name == "model"]
     first = conformance.first_unexplained
     detail.update(conforms=all(c.ok for c in judged), first_unexplained=first, events=conformance.events,
                   checks={c.name: c.ok for c in conformance.checks})
-    if not case.flip147:
+    if not flip147:
         detail["committed_output"] = checks["committed-output"].detail if "committed-output" in checks else None
     # A search that ran out of states has not shown a violation: undecided, not a finding.
     undecided = conformance.verdict.exhausted_budget and not checks["model"].ok
