@@ -49,7 +49,7 @@ from flipcheck.flink.import_plan import PlanFormatError, import_plan
 from flipcheck.flink.logs import LogEvent, LogReading, attempt_parts, read_logs
 from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph, JobVertex
 from flipcheck.model.protocol import Job
-from flipcheck.properties.protocol_trace_validation import KINDS, Verdict, validate
+from flipcheck.properties.protocol_trace_validation import DEFAULT_BUDGET, KINDS, Verdict, validate
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, protocol as protocol_named
 
 __all__ = ["Check", "Conformance", "RunDirectory", "conform", "conform_files", "model_job", "observations_of",
@@ -60,6 +60,8 @@ FLAG_KEYS = ("union_list_state", "two_phase_commit_sink", "sink_v2")
 # Log kinds only DEBUG shows: visible to the validation only when the log has one of them.
 # Log kinds that name a task by its name, not its attempt id.
 _BY_NAME = {"task-ended": "ended", "operators-finished": "closing", "checkpoint-started": "snapshot"}
+# Model states the search may visit once a cheap check has rejected the run (about 15 s).
+REJECTED_BUDGET = 150_000
 _DEBUG_KINDS = {"trigger-task": "trigger-task", "trigger-unknown": "trigger-task", "barrier": "barrier", "ack": "ack", "notify-complete": "notify"}
 
 
@@ -416,17 +418,22 @@ def _final_checkpoint_check(observed: list, job: Job) -> Check:
 
 def _ids_check(observed: list) -> Check:
     """Ids are triggered one by one, except that a failover may use up one id (F1b,
-    flip147 facts §4.6); completions come in increasing order."""
+    flip147 facts §4.6); a completed id was triggered before, and completions come in
+    increasing order."""
     last_trigger, last_completed, skips_allowed, skipped = 0, 0, 0, 0
+    triggered: set = set()
     for o, e in observed:
         if o[0] == "trigger":
             if last_trigger and not last_trigger < o[1] <= last_trigger + 1 + skips_allowed:
                 return Check("ids-in-order", False, f"checkpoint {o[1]} triggered after {last_trigger} ({e.file}:{e.line})")
             skipped += o[1] - last_trigger - 1 if last_trigger else 0
             last_trigger, skips_allowed = o[1], 0
+            triggered.add(o[1])
         elif o[0] == "failover":
             skips_allowed += 1
         elif o[0] == "completed":
+            if o[1] not in triggered:
+                return Check("ids-in-order", False, f"checkpoint {o[1]} completed, never triggered before ({e.file}:{e.line})")
             if o[1] <= last_completed:
                 return Check("ids-in-order", False, f"checkpoint {o[1]} completed after {last_completed} ({e.file}:{e.line})")
             last_completed = o[1]
@@ -475,7 +482,14 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     _, job = model_job(plan, run, protocol, mode, failures)
     tasks = _Tasks(plan, job.graph, job)
     observed, observations, visible, hidden = observations_of(reading, tasks)
-    options = {"budget": budget} if budget else {}
+    _, spec = model_job(plan, run, CORRECT_PROTOCOL, mode, failures)
+    # The end-to-end checks are cheap: one that fails has rejected the run already, and the
+    # search then only looks, within a hard bound, for the first line no behaviour explains.
+    cheap = [_plan_check(reading, tasks, spec), _final_checkpoint_check(observed, job), _ids_check(observed)]
+    budget = budget or DEFAULT_BUDGET
+    if not all(c.ok for c in cheap):
+        budget = min(budget, REJECTED_BUDGET)
+    options = {"budget": budget}
     if progress is not None:
         options["progress"] = lambda i: progress(i, len(observations))
     verdict = validate(job, observations, visible=sorted(visible & set(KINDS)), hidden=hidden,
@@ -488,12 +502,10 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
         last = reading.events[-1] if reading.events else None
         first = {"file": last.file if last else "", "line": last.line if last else 0, "event": "end of log",
                  "why": verdict.why}
-    _, spec = model_job(plan, run, CORRECT_PROTOCOL, mode, failures)
     checks = [Check("model", verdict.conforms,
                     f"{verdict.explained} of {len(observations)} observations explained by a behaviour of the "
                     f"{job.protocol.name} model ({verdict.states:,} states searched)"),
-              _plan_check(reading, tasks, spec), _final_checkpoint_check(observed, job), _ids_check(observed),
-              _output_check(run, mode)]
+              *cheap, _output_check(run, mode)]
     checkpoints = len({e.checkpoint for e in reading.events if e.kind == "trigger"})
     return Conformance(all(c.ok for c in checks), len(reading.events), checkpoints, first, checks, verdict, job,
                        observed, reading.unrecognised)
