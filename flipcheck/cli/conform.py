@@ -43,6 +43,8 @@ examples:
   flipcheck conform --json --render behaviour.svg --plan tests/fixtures/flink_runs/union-state/plan.json tests/fixtures/flink_runs/union-state/flink.log
   flipcheck conform --plan plan.json log/flink-*-standalonesession-*.log log/flink-*-taskexecutor-*.log
                                           your cluster's logs (needs a running Flink job)
+  flipcheck conform --flink-version 1.14.6 --plan plan.json jobmanager.log taskmanager.log
+                                          logs of Flink 1.14.6 without their start-up banner
 
 output: a summary, or with --json one object {"conforms", "events", "checkpoints",
   "first_unexplained": {"file", "line", "event", "why"} | null, "checks": [{"name", "ok",
@@ -64,6 +66,9 @@ def configure(parser) -> None:
                         help=f"protocol variant of the model (default: {CORRECT_PROTOCOL}; one of: {', '.join(PROTOCOLS)})")
     parser.add_argument("--mode", choices=("aligned", "unaligned", "at-least-once"),
                         help="checkpointing mode of the run (default: the flink run directory's, else aligned)")
+    parser.add_argument("--flink-version", metavar="X.Y.Z",
+                        help="the Flink release that wrote the logs, 1.14 to 2.3 (default: the logs' start-up "
+                             "banner's; a MiniCluster log has none: the newest format, older ones where unambiguous)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--render", metavar="FILE.svg", help="draw the behaviour found (sequence chart) into FILE")
     parser.add_argument("--budget", type=bounded_int(1_000, 100_000_000), metavar="STATES",
@@ -73,7 +78,8 @@ def configure(parser) -> None:
 def run(args) -> int:
     from flipcheck.flink.conform import conform_files
 
-    result = conform_files(args.plan, args.logs, protocol=args.protocol, mode=args.mode, budget=args.budget)
+    result = conform_files(args.plan, args.logs, protocol=args.protocol, mode=args.mode, budget=args.budget,
+                           flink_version=args.flink_version)
     if args.render:
         from flipcheck.flink.conform import render_conformance
 
