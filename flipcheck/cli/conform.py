@@ -22,7 +22,8 @@ Besides the model, end-to-end checks read the run directly:
   trigger-plan      the tasks each checkpoint was triggered on = the spec plan on the
                     coordinator's view at that moment (needs TaskExecutor DEBUG lines)
   final-checkpoint  no task FINISHED before a checkpoint it acknowledged was confirmed to it
-  ids-in-order      checkpoints triggered one by one, completed in increasing order
+  ids-in-order      checkpoints triggered one by one, each completed after its trigger,
+                    in increasing order
   committed-output  every source record committed exactly once (at least once in
                     at-least-once mode): read from a `flipcheck flink run` directory
 
