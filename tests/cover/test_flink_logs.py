@@ -114,8 +114,8 @@ def test_the_conformance_page_lists_every_log_line_read():
 
 
 # Log excerpts in each release's format. The message formats are the string constants of the
-# classes in each release's flink-dist jar (apache-flink-libraries 1.14.6, 1.15.4, 1.16.3, 1.17.2;
-# `javap -c -p`), named per line below; times, ids and names are made up.
+# classes in each release's flink-dist jar (apache-flink-libraries 1.14.6 ... 2.2.0;
+# scripts/flink-log-formats.sh), named per line below; times, ids and names are made up.
 _TIME = "2021-05-01 10:00:0{},000"
 _BANNER = (" Starting TaskManagerRunner (Version: {}, Scala: 2.12, Rev:2a4b1d3, Date:2022-09-10T16:06:00+02:00)")
 _OLD_ID = "0c1d8e0b8bb5a8a6b3e9d0c6f25a4d21"
@@ -161,6 +161,8 @@ _NEW_CONFIRM = "Confirm completed checkpoint 3@1619863202000 and last subsumed c
     ("1.15.4", _OLD_ID, _NEW_CONFIRM, None),
     ("1.16.3", _NEW_ID, _NEW_CONFIRM, "df253d3619938b6301f2d568e16f802b"),   # "%s_%s_%d"
     ("1.17.2", _NEW_ID, _NEW_CONFIRM, "df253d3619938b6301f2d568e16f802b"),
+    # 1.18.1 to 2.2.0: the same formats (2.0+ as string-concatenation recipes).
+    ("2.2.0", _NEW_ID, _NEW_CONFIRM, "df253d3619938b6301f2d568e16f802b"),
 ])
 def test_each_release_is_read_with_every_event_on_its_task(version, attempt_id, confirm, vertex):
     reading = parse_log(_excerpt(version, attempt_id, confirm))
