@@ -20,13 +20,17 @@ Example
 [('trigger', 3)]
 >>> sorted(kind for design, kind in OBSERVERS if design == "protocol")[:4]
 ['ack', 'barrier', 'checkpoint-started', 'completed']
+
+A design is added with its rows (``add_design("split-assignment", (...))``, then one
+``add_observer("split-assignment", kind, observe)`` per event kind it reads); a log event kind
+it needs that the reader does not know yet is a row of :func:`flipcheck.flink.logs.add_pattern`.
 """
 
 from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
-__all__ = ["Observer", "OBSERVERS", "DESIGNS", "Follow", "add_observer", "observations_of"]
+__all__ = ["Observer", "OBSERVERS", "DESIGNS", "Follow", "add_design", "add_observer", "observations_of"]
 
 
 class Follow:
@@ -50,6 +54,12 @@ class Observer(NamedTuple):
 
 OBSERVERS: dict[tuple[str, str], Observer] = {}
 DESIGNS: dict[str, tuple[str, ...]] = {}   # design -> kinds visible in every log it reads
+
+
+def add_design(design: str, visible: tuple[str, ...]) -> None:
+    """A design whose model a log can be read for; ``visible``: the observation kinds every log
+    shows (INFO lines), beside those its DEBUG rows make visible (``shows``)."""
+    DESIGNS[design] = tuple(visible)
 
 
 def add_observer(design: str, kind: str, observe: Callable, shows: str | None = None, names_only: bool = False) -> None:
@@ -96,7 +106,7 @@ def observations_of(reading, tasks, design: str = "protocol") -> tuple[list, lis
 # ------------------------------------------------------------------------------------------
 # design "protocol": FLIP-147's whole-job model (flipcheck.properties.protocol_trace_validation)
 
-DESIGNS["protocol"] = ("trigger", "decline", "completed", "failed", "finished", "reported", "failover", "failover-known")
+add_design("protocol", ("trigger", "decline", "completed", "failed", "finished", "reported", "failover", "failover-known"))
 
 
 def _of_task(make: Callable) -> Callable:

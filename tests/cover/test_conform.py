@@ -245,3 +245,27 @@ def test_a_behaviour_with_a_trigger_after_every_task_finished_replays():
     assert ("trigger", 11) in behaviour[last_finish:]
     steps = replay_behaviour(result.job, behaviour)
     assert [s.label for s in steps][-len(behaviour):] == behaviour
+
+
+def test_a_design_is_its_rows_of_the_observation_table(monkeypatch):
+    """Adding a design is adding rows: (design, event kind) -> observations, read from the same
+    typed events (each on its task) as the protocol's."""
+    from flipcheck.flink import observations
+    from flipcheck.flink.conform import _Tasks, model_job
+    from flipcheck.flink.logs import read_logs
+
+    monkeypatch.setattr(observations, "OBSERVERS", dict(observations.OBSERVERS))
+    monkeypatch.setattr(observations, "DESIGNS", dict(observations.DESIGNS))
+    observations.add_design("toy", ("completed",))
+    observations.add_observer("toy", "completed", lambda e, t, follow: [("completed", e.checkpoint)])
+    observations.add_observer("toy", "task-ended", lambda e, t, follow: [] if t is None else [("ended", t)],
+                              shows="ended", names_only=True)
+    run = RUNS / "union-state"
+    plan = json.loads((run / "plan.json").read_text())
+    _, job = model_job(plan)
+    reading = read_logs([str(run / "flink.log")])
+    observed, shown, visible, hidden = observations.observations_of(reading, _Tasks(plan, job.graph, job), "toy")
+    assert {o[0] for o in shown} == {"completed", "ended"} and visible == {"completed", "ended"}
+    assert [o[1] for o in shown if o[0] == "completed"] == [1, 2, 3, 4, 5, 6] and hidden == set()
+    with pytest.raises(ValueError, match="no observation rows for design 'nope'"):
+        observations.observations_of(reading, _Tasks(plan, job.graph, job), "nope")
