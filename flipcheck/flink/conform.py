@@ -53,7 +53,7 @@ from flipcheck.model.protocol import Job
 from flipcheck.properties.protocol_trace_validation import DEFAULT_BUDGET, KINDS, Verdict, validate
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, protocol as protocol_named
 
-__all__ = ["Check", "Conformance", "RunDirectory", "conform", "conform_files", "model_job", "observations_of",
+__all__ = ["Check", "Conformance", "RunDirectory", "Tasks", "conform", "conform_files", "model_job", "observations_of",
            "read_run_directory", "render_conformance", "plans_from", "vertex_names", "FLAG_KEYS", "REJECTED_BUDGET"]
 
 # The vertex flags a run's job graph lends the plan's vertices (the plan cannot show them).
@@ -92,8 +92,9 @@ class Conformance:
                 "first_unexplained": self.first_unexplained, "checks": [c.as_json() for c in self.checks]}
 
 
-class _Tasks:
-    """Flink's subtasks as model tasks: an attempt id's job vertex and subtask index."""
+class Tasks:
+    """Flink's subtasks as model tasks: an event's :class:`~flipcheck.flink.logs.TaskIdentity`
+    (job vertex, subtask) -> the model task; a barrier's gate and channel -> the model input."""
 
     def __init__(self, plan: dict, graph: JobGraph, job: Job):
         self.by_flink_id = {v.extra.get("flink_id"): v.id for v in graph.vertices}
@@ -258,7 +259,7 @@ def _millis(logged: str) -> int | None:
     return int(moment.timestamp()) * 1000 + int(millis)
 
 
-def _plan_check(reading: LogReading, tasks: _Tasks, spec: Job) -> Check:
+def _plan_check(reading: LogReading, tasks: Tasks, spec: Job) -> Check:
     """The tasks each checkpoint was triggered on, against the spec plan on the JobManager's
     view. The coordinator computes the plan before it logs the trigger (flip147 facts §4.1), so
     any view it held since the previous trigger may be the one: the FINISHED switches logged
@@ -396,7 +397,7 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     reading = read_logs(logs, release, vertex_names(plan))
     failures = sum(1 for e in reading.events if e.kind == "execution-state" and e.detail.endswith(" to FAILED"))
     _, job = model_job(plan, run, protocol, mode, failures)
-    tasks = _Tasks(plan, job.graph, job)
+    tasks = Tasks(plan, job.graph, job)
     observed, observations, visible, hidden = observations_of(reading, tasks)
     _, spec = model_job(plan, run, CORRECT_PROTOCOL, mode, failures)
     # The end-to-end checks are cheap: one that fails has rejected the run already, and the

@@ -251,7 +251,7 @@ def test_a_design_is_its_rows_of_the_observation_table(monkeypatch):
     """Adding a design is adding rows: (design, event kind) -> observations, read from the same
     typed events (each on its task) as the protocol's."""
     from flipcheck.flink import observations
-    from flipcheck.flink.conform import _Tasks, model_job
+    from flipcheck.flink.conform import Tasks, model_job
     from flipcheck.flink.logs import read_logs
 
     monkeypatch.setattr(observations, "OBSERVERS", dict(observations.OBSERVERS))
@@ -264,8 +264,8 @@ def test_a_design_is_its_rows_of_the_observation_table(monkeypatch):
     plan = json.loads((run / "plan.json").read_text())
     _, job = model_job(plan)
     reading = read_logs([str(run / "flink.log")])
-    observed, shown, visible, hidden = observations.observations_of(reading, _Tasks(plan, job.graph, job), "toy")
+    observed, shown, visible, hidden = observations.observations_of(reading, Tasks(plan, job.graph, job), "toy")
     assert {o[0] for o in shown} == {"completed", "ended"} and visible == {"completed", "ended"}
     assert [o[1] for o in shown if o[0] == "completed"] == [1, 2, 3, 4, 5, 6] and hidden == set()
     with pytest.raises(ValueError, match="no observation rows for design 'nope'"):
-        observations.observations_of(reading, _Tasks(plan, job.graph, job), "nope")
+        observations.observations_of(reading, Tasks(plan, job.graph, job), "nope")
