@@ -95,7 +95,8 @@ def run(args) -> int:
 def _summary(result) -> str:
     lines = [f"{'conforms' if result.conforms else 'does NOT conform'}: {result.events:,} events read "
              f"({result.unrecognised:,} other log entries skipped), {len(result.observations):,} matched against "
-             f"the {result.job.protocol.name} model, {result.checkpoints} checkpoints"]
+             f"the {result.job.protocol.name} model, {result.checkpoints} checkpoints"
+             + (f" (Flink {result.release} log formats)" if result.release else "")]
     for check in result.checks:
         lines.append(f"  {'ok  ' if check.ok else 'FAIL'} {check.name:<17} {check.detail}")
     first = result.first_unexplained

@@ -86,6 +86,7 @@ class Conformance:
     job: Job
     observations: list = field(default_factory=list)
     unrecognised: int = 0
+    release: str | None = None   # the Flink minor line whose formats were read (None: every one)
 
     def as_json(self) -> dict:
         return {"conforms": self.conforms, "events": self.events, "checkpoints": self.checkpoints,
@@ -425,7 +426,7 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
               *cheap, _output_check(run, mode)]
     checkpoints = len({e.checkpoint for e in reading.events if e.kind == "trigger"})
     return Conformance(all(c.ok for c in checks), len(reading.events), checkpoints, first, checks, verdict, job,
-                       observed, reading.unrecognised)
+                       observed, reading.unrecognised, reading.release)
 
 
 def _event_text(e: LogEvent) -> str:

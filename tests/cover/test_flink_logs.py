@@ -236,3 +236,11 @@ def test_a_bad_flink_version_is_one_line_and_exit_2(capsys, version):
     code = main(["conform", "--flink-version", version, "--plan", str(run / "plan.json"), str(run / "flink.log")])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "--flink-version" in err
+
+
+def test_the_summary_names_the_release_read(capsys):
+    run = Path(__file__).resolve().parents[1] / "fixtures" / "flink_runs" / "union-state"
+    assert main(["conform", "--flink-version", "2.3.0", "--plan", str(run / "plan.json"), str(run / "flink.log")]) == 0
+    assert "(Flink 2.3 log formats)" in capsys.readouterr().out.splitlines()[0]
+    main(["conform", "--plan", str(run / "plan.json"), str(run / "flink.log")])
+    assert "log formats" not in capsys.readouterr().out     # a MiniCluster log: no banner
