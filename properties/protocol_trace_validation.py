@@ -71,7 +71,7 @@ from flipcheck.model.protocol.state import BARRIER, DATA, EOD, EOP
 from flipcheck.model.protocol.tasks import end_of_data, finish, may_finish, receive, receive_notification, receive_trigger_rpc
 
 __all__ = ["OWN_KINDS", "LAGGING_KINDS", "KINDS", "Verdict", "observe", "validate", "every_step", "replay_behaviour",
-           "model_label", "MAX_WAITING"]
+           "model_label", "MAX_WAITING", "impossible_observation", "BACKTRACK_FLOOR"]
 
 OWN_KINDS = ("trigger", "trigger-task", "barrier", "ack", "notify", "reported", "failover", "failover-known", "closing")
 LAGGING_KINDS = ("decline", "completed", "failed", "finished", "ended", "snapshot")
@@ -105,6 +105,10 @@ DEFAULT_WINDOW = 40
 MAX_FRONTIER = 5_000
 # Observations explained again, every way, when the lazy search gets stuck.
 DEFAULT_BACKTRACK = 6
+# States one backtrack may search: this many, or as many as the search took to get there if
+# more. So a log no behaviour explains is rejected about as fast as a good one is accepted
+# (a bound of the search, reported when reached; no stored real run backtracks at all).
+BACKTRACK_FLOOR = 20_000
 
 
 @dataclass
@@ -253,6 +257,32 @@ class _Search:
         for i, o in enumerate(observations):
             if o[0] in LAGGING_KINDS or o[0] in _EARLY_KINDS or o[0] == "closing" or o == ("failover",):
                 self.positions.setdefault(o, []).append(i)
+
+    def never(self, node: tuple, i: int, start: int) -> bool:
+        """Whether no state reachable from ``node``, the frontier of observation ``start``, shows
+        observation ``i``: its checkpoint can never be (again) triggered, completed or
+        acknowledged, since ids only grow and each is pending once (C2, C5, F1), or a completion
+        lacks an acknowledgement that no line from ``start`` on shows (C5). No step already
+        taken owes its line. A backtrack from such nodes cannot help."""
+        s, waiting, optional, _ = node
+        o = self.observations[i]
+        if o in waiting or o in optional:
+            return False
+        c, kind = s.coordinator, o[0]
+        if kind == "trigger":
+            return c.last_id >= o[1]
+        p = c.pending
+        if kind == "completed":
+            if c.completed >= o[1] or c.last_id >= o[1] and (p is None or p.id != o[1]):
+                return True
+            missing = [u for u in range(len(self.job.tasks)) if p is not None and p.id == o[1]
+                       and p.wait >> u & 1 and not p.acked >> u & 1]
+            return any(self.shows(("ack", u, o[1])) and ("ack", u, o[1]) not in waiting
+                       and not any(j >= start for j in self.positions.get(("ack", u, o[1]), ())) for u in missing)
+        if kind == "ack":
+            t, k = o[1], o[2]
+            return c.last_id > k or c.last_id == k and (p is None or p.id != k or bool(p.acked >> t & 1))
+        return False
 
     def _soon(self, lagging: tuple, i: int) -> bool:
         """Every lagging observation in ``lagging`` is logged within ``window`` observations from
@@ -462,26 +492,36 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
     visible = frozenset(KINDS if visible is None else visible)
     search = _Search(job, observations, visible, frozenset(hidden), depth, budget, window, plans_from)
     frontiers: list = [{(initial_state(job), (), (), 0): ()}]
+    # An observation no behaviour shows, whatever came before: the search stops there.
+    doomed, doom = (impossible_observation(observations) if "trigger" in visible else None) or (len(observations), "")
     i = 0
     while i < len(observations):
-        following = search.expand(frontiers[i], i, lazy=True)
-        back = 1
-        while not following and back <= min(backtrack, i) and search.states <= budget:
-            redone = frontiers[i - back]
-            for m in range(i - back, i + 1):
-                redone = search.expand(redone, m, lazy=False)
-                if not redone:
-                    break
-                if m < i:
-                    frontiers[m + 1] = redone
-            following = redone
-            back += 1
+        following = search.expand(frontiers[i], i, lazy=True) if i < doomed else {}
+        back, stopped = 1, False
+        earliest = frontiers[i - min(backtrack, i)]
+        if not following and i < doomed and not all(search.never(node, i, i - min(backtrack, i)) for node in earliest):
+            search.budget = min(budget, search.states + max(BACKTRACK_FLOOR, search.states))
+            while not following and back <= min(backtrack, i) and search.states <= search.budget:
+                redone = frontiers[i - back]
+                for m in range(i - back, i + 1):
+                    redone = search.expand(redone, m, lazy=False)
+                    if not redone:
+                        break
+                    if m < i:
+                        frontiers[m + 1] = redone
+                following = redone
+                back += 1
+            stopped, search.budget = search.states > search.budget, budget
         if not following:
             why = explain(job, [node[0] for node in frontiers[i]], observations[i])
+            if i == doomed:
+                why += f" ({doom})"
             if search.states > budget:
                 why += f" (search stopped after {search.states:,} states: the budget)"
+            elif stopped:
+                why += f" (backtracking stopped after {search.states:,} states: as many as the search took to get here)"
             return Verdict(False, i, i, why, list(next(iter(frontiers[i].values()))), search.states,
-                           search.states > budget)
+                           search.states > budget or stopped)
         if len(frontiers) == i + 1:
             frontiers.append(following)
         else:
@@ -499,6 +539,38 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
     why = ("the log ends, yet every behaviour found still owes these lines: "
            + ", ".join(_describe(job, w) for w in waiting[:4]))
     return Verdict(False, len(observations), None, why, list(next(iter(frontier.values()))), search.states)
+
+
+def impossible_observation(observations: Sequence[tuple]) -> tuple[int, str] | None:
+    """The first observation that no behaviour shows whatever happened before it, with why, or
+    None. Checkpoint ids only grow (C2; a failover keeps the counter, F1) and each id is pending
+    at most once, and a pending checkpoint needs its trigger step, whose line is always
+    visible: so an id completed or acknowledged is triggered somewhere in the log, a trigger
+    follows only smaller ids, and a completion only smaller completions. These need no search.
+
+    >>> impossible_observation([("trigger", 1), ("completed", 1), ("completed", 49)])
+    (2, 'no line of the log triggers checkpoint 49')
+    >>> impossible_observation([("trigger", 2), ("trigger", 2)])
+    (1, 'checkpoint 2 was triggered before, and ids only grow')
+    >>> impossible_observation([("trigger", 1), ("ack", 0, 1), ("completed", 1)]) is None
+    True
+    """
+    triggered = {o[1] for o in observations if o[0] == "trigger"}
+    last_trigger = last_completed = 0
+    for i, o in enumerate(observations):
+        kind = o[0]
+        k = o[1] if kind in ("trigger", "completed") else o[2] if kind == "ack" else None
+        if kind in ("completed", "ack") and k not in triggered:
+            return i, f"no line of the log triggers checkpoint {k}"
+        if kind == "trigger":
+            if k <= last_trigger:
+                return i, f"checkpoint {last_trigger} was triggered before, and ids only grow"
+            last_trigger = k
+        elif kind == "completed":
+            if k <= last_completed:
+                return i, f"checkpoint {last_completed} completed before, and ids only grow"
+            last_completed = k
+    return None
 
 
 def every_step(job: Job, s: JobState) -> Iterator[tuple]:

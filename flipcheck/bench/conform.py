@@ -7,6 +7,15 @@ measured: 2,040 records -> 89,989 lines). Its log is then validated once, and th
 when a quarter, a half, three quarters and all of the log's events are explained: equal
 microseconds per line at the four points mean the validation is linear in the log's length.
 Reading the log (parsing) is timed on its own.
+
+:func:`bench_rejection` then validates the run's log as it is and with each of
+:data:`~flipcheck.flink.suite.ALTERATIONS`: rejecting a bad log should take no longer than
+accepting the good one (issue 23: at most 3 times, never more than 20 s). It also runs on a
+stored run directory, with no JVM (``flipcheck bench conform --dir DIR``).
+
+>>> rows = bench_rejection(Path("tests/fixtures/flink_runs/union-state"), alterations=("late-ack-deleted",))
+>>> [(r.alteration, r.conforms) for r in rows]
+[('(none)', True), ('late-ack-deleted', False)]
 """
 
 from __future__ import annotations
@@ -16,7 +25,8 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["LINES_PER_RECORD", "INTERVAL_MS", "ConformTiming", "bench_conform", "report_lines"]
+__all__ = ["LINES_PER_RECORD", "INTERVAL_MS", "ConformTiming", "RejectionTiming", "bench_conform", "bench_rejection",
+           "report_lines", "rejection_lines"]
 
 LINES_PER_RECORD = 44
 INTERVAL_MS = 20
@@ -27,6 +37,48 @@ class ConformTiming(NamedTuple):
     events: int         # observations explained
     seconds: float      # since the start of conform: reading the logs included
     conforms: bool | None  # known at the end only
+
+
+class RejectionTiming(NamedTuple):
+    alteration: str     # "(none)": the log as run
+    seconds: float
+    states: int         # model states searched
+    conforms: bool
+    model: bool         # the model check alone
+    first: str          # the first unexplained line and why, or ""
+
+
+def bench_rejection(run: Path, alterations=None, protocol: str = "flip-147") -> list[RejectionTiming]:
+    """``conform`` on the run directory ``run`` as it is, then on a copy per alteration
+    (default: every one of :data:`~flipcheck.flink.suite.ALTERATIONS` that applies)."""
+    from flipcheck.flink.conform import conform_files
+    from flipcheck.flink.suite import ALTERATIONS, alter_run
+
+    def timed(folder: Path, name: str) -> RejectionTiming:
+        started = time.perf_counter()
+        result = conform_files(str(folder / "plan.json"), [str(folder / "flink.log")], protocol=protocol)
+        first = result.first_unexplained
+        return RejectionTiming(name, time.perf_counter() - started, result.verdict.states, result.conforms,
+                               result.checks[0].ok, f"line {first['line']}: {first['why']}" if first else "")
+
+    rows = [timed(run, "(none)")]
+    with tempfile.TemporaryDirectory(prefix="flipcheck-bench-reject-") as scratch:
+        for name in alterations if alterations is not None else sorted(ALTERATIONS):
+            try:
+                alter_run(run, name, Path(scratch) / name)
+            except ValueError:
+                continue   # the run has nothing this alteration changes (no committed output, say)
+            rows.append(timed(Path(scratch) / name, name))
+    return rows
+
+
+def rejection_lines(rows: list[RejectionTiming]) -> list[str]:
+    base = rows[0].seconds or 1e-9
+    out = [f"{'alteration':<36} {'seconds':>8} {'x good':>7} {'states':>10}  verdict"]
+    for r in rows:
+        verdict = "conforms" if r.conforms else "rejected" + ("" if r.model else " (model: " + r.first[:70] + ")")
+        out.append(f"{r.alteration:<36} {r.seconds:>8.2f} {r.seconds / base:>7.2f} {r.states:>10,}  {verdict}")
+    return out
 
 
 def bench_conform(lines: int = 100_000, keep: Path | None = None) -> tuple[object, float, list[ConformTiming]]:

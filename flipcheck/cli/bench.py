@@ -23,7 +23,10 @@ Benchmarks (speed goals are measured here, never by timed tests).
                             peak memory
   flipcheck bench conform   `flipcheck conform` on a long real log (--lines, default 100,000:
                             a job of about 40 s): seconds and microseconds per line when 1/4,
-                            1/2, 3/4 and all of it are explained (linear?), reading alone
+                            1/2, 3/4 and all of it are explained (linear?), reading alone;
+                            then the log with each alteration of the conformance suite:
+                            seconds to reject against seconds to accept (--dir DIR: a stored
+                            run directory instead of a new job, no JVM)
   flipcheck bench sweep     Spark sweeps: cases per second per core of each suite, local[1] ->
                             local[2] scaling, Spark overhead against a plain loop (--budget =
                             seconds of single-core work per measurement; use 60 or more)
@@ -49,9 +52,9 @@ OPTIONS = {
     "explore": ("json",),
     "sweep": ("budget", "repeat", "suites", "json"),
     "flink": ("json",),
-    "conform": ("lines", "json"),
+    "conform": ("lines", "json", "dir"),
 }
-DEFAULTS = {"algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None, "lines": 100_000}
+DEFAULTS = {"algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None, "lines": 100_000, "dir": None}
 MAX_REPEAT = 100
 
 
@@ -69,6 +72,8 @@ def configure(parser) -> None:
     parser.add_argument("--suites", type=name, metavar="A,B", help="sweep: comma-separated suites (default: every suite in this build)")
     parser.add_argument("--lines", type=bounded_int(1_000, 2_000_000), metavar="N",
                         help="conform: about how many lines the real job's log should have (default: 100,000)")
+    parser.add_argument("--dir", metavar="DIR", help="conform: time accepting and rejecting (altered) logs of "
+                                                     "this flipcheck flink run directory, without a new job")
 
 
 def _check_options(args) -> None:
@@ -197,16 +202,38 @@ def _bench_flink(args) -> int:
 
 
 def _bench_conform(args) -> int:
-    from flipcheck.bench.conform import bench_conform, report_lines
+    import tempfile
+    from pathlib import Path
 
-    result, parse, timings = bench_conform(args.lines)
-    if args.json:
-        for t in timings:
-            print(json.dumps({"lines": t.lines, "events": t.events, "seconds": round(t.seconds, 3),
-                              "read_seconds": round(parse, 3), "conforms": t.conforms}))
-    else:
-        print("\n".join(report_lines(result, parse, timings)))
-    return 0 if timings[-1].conforms else 1
+    from flipcheck.bench.conform import bench_conform, bench_rejection, rejection_lines, report_lines
+
+    def rejection(run: Path) -> bool:
+        rows = bench_rejection(run)
+        if args.json:
+            for r in rows:
+                print(json.dumps({"alteration": r.alteration, "seconds": round(r.seconds, 3), "states": r.states,
+                                  "times_good": round(r.seconds / (rows[0].seconds or 1e-9), 2),
+                                  "conforms": r.conforms, "first_unexplained": r.first or None}))
+        else:
+            print("\n".join(rejection_lines(rows)))
+        return rows[0].conforms   # an altered log may still conform (a record twice, at least once)
+
+    if args.dir is not None:
+        from flipcheck.errors import UsageError
+
+        if not (Path(args.dir) / "plan.json").is_file() or not (Path(args.dir) / "flink.log").is_file():
+            raise UsageError(f"--dir: {args.dir} is not a flipcheck flink run directory (plan.json and flink.log)")
+        return 0 if rejection(Path(args.dir)) else 1
+    with tempfile.TemporaryDirectory(prefix="flipcheck-bench-conform-") as scratch:
+        result, parse, timings = bench_conform(args.lines, keep=Path(scratch))
+        if args.json:
+            for t in timings:
+                print(json.dumps({"lines": t.lines, "events": t.events, "seconds": round(t.seconds, 3),
+                                  "read_seconds": round(parse, 3), "conforms": t.conforms}))
+        else:
+            print("\n".join(report_lines(result, parse, timings)))
+        rejected = rejection(Path(scratch))
+    return 0 if timings[-1].conforms and rejected else 1
 
 
 def run(args) -> int:

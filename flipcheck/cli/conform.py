@@ -22,7 +22,8 @@ Besides the model, end-to-end checks read the run directly:
   trigger-plan      the tasks each checkpoint was triggered on = the spec plan on the
                     coordinator's view at that moment (needs TaskExecutor DEBUG lines)
   final-checkpoint  no task FINISHED before a checkpoint it acknowledged was confirmed to it
-  ids-in-order      checkpoints triggered one by one, completed in increasing order
+  ids-in-order      checkpoints triggered one by one, each completed after its trigger,
+                    in increasing order
   committed-output  every source record committed exactly once (at least once in
                     at-least-once mode): read from a `flipcheck flink run` directory
 
@@ -43,6 +44,8 @@ examples:
   flipcheck conform --json --render behaviour.svg --plan tests/fixtures/flink_runs/union-state/plan.json tests/fixtures/flink_runs/union-state/flink.log
   flipcheck conform --plan plan.json log/flink-*-standalonesession-*.log log/flink-*-taskexecutor-*.log
                                           your cluster's logs (needs a running Flink job)
+  flipcheck conform --flink-version 1.14.6 --plan plan.json jobmanager.log taskmanager.log
+                                          logs of Flink 1.14.6 without their start-up banner
 
 output: a summary, or with --json one object {"conforms", "events", "checkpoints",
   "first_unexplained": {"file", "line", "event", "why"} | null, "checks": [{"name", "ok",
@@ -64,6 +67,9 @@ def configure(parser) -> None:
                         help=f"protocol variant of the model (default: {CORRECT_PROTOCOL}; one of: {', '.join(PROTOCOLS)})")
     parser.add_argument("--mode", choices=("aligned", "unaligned", "at-least-once"),
                         help="checkpointing mode of the run (default: the flink run directory's, else aligned)")
+    parser.add_argument("--flink-version", metavar="X.Y.Z",
+                        help="the Flink release that wrote the logs, 1.14 to 2.3 (default: the logs' start-up "
+                             "banner's; a MiniCluster log has none: the newest format, older ones where unambiguous)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--render", metavar="FILE.svg", help="draw the behaviour found (sequence chart) into FILE")
     parser.add_argument("--budget", type=bounded_int(1_000, 100_000_000), metavar="STATES",
@@ -73,7 +79,8 @@ def configure(parser) -> None:
 def run(args) -> int:
     from flipcheck.flink.conform import conform_files
 
-    result = conform_files(args.plan, args.logs, protocol=args.protocol, mode=args.mode, budget=args.budget)
+    result = conform_files(args.plan, args.logs, protocol=args.protocol, mode=args.mode, budget=args.budget,
+                           flink_version=args.flink_version)
     if args.render:
         from flipcheck.flink.conform import render_conformance
 
@@ -88,7 +95,8 @@ def run(args) -> int:
 def _summary(result) -> str:
     lines = [f"{'conforms' if result.conforms else 'does NOT conform'}: {result.events:,} events read "
              f"({result.unrecognised:,} other log entries skipped), {len(result.observations):,} matched against "
-             f"the {result.job.protocol.name} model, {result.checkpoints} checkpoints"]
+             f"the {result.job.protocol.name} model, {result.checkpoints} checkpoints"
+             + (f" (Flink {result.release} log formats)" if result.release else "")]
     for check in result.checks:
         lines.append(f"  {'ok  ' if check.ok else 'FAIL'} {check.name:<17} {check.detail}")
     first = result.first_unexplained

@@ -46,21 +46,20 @@ from typing import Any, NamedTuple, Sequence
 
 from flipcheck.errors import InputError
 from flipcheck.flink.import_plan import PlanFormatError, import_plan
-from flipcheck.flink.logs import LogEvent, LogReading, attempt_parts, read_logs
+from flipcheck.flink.logs import LogEvent, LogReading, TaskIdentity, read_logs, supported_release
+from flipcheck.flink.observations import observations_of
 from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph, JobVertex
 from flipcheck.model.protocol import Job
-from flipcheck.properties.protocol_trace_validation import KINDS, Verdict, validate
+from flipcheck.properties.protocol_trace_validation import DEFAULT_BUDGET, KINDS, Verdict, validate
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, protocol as protocol_named
 
-__all__ = ["Check", "Conformance", "RunDirectory", "conform", "conform_files", "model_job", "observations_of",
-           "read_run_directory", "render_conformance", "plans_from", "FLAG_KEYS"]
+__all__ = ["Check", "Conformance", "RunDirectory", "Tasks", "conform", "conform_files", "model_job", "observations_of",
+           "read_run_directory", "render_conformance", "plans_from", "vertex_names", "FLAG_KEYS", "REJECTED_BUDGET"]
 
 # The vertex flags a run's job graph lends the plan's vertices (the plan cannot show them).
 FLAG_KEYS = ("union_list_state", "two_phase_commit_sink", "sink_v2")
-# Log kinds only DEBUG shows: visible to the validation only when the log has one of them.
-# Log kinds that name a task by its name, not its attempt id.
-_BY_NAME = {"task-ended": "ended", "operators-finished": "closing", "checkpoint-started": "snapshot"}
-_DEBUG_KINDS = {"trigger-task": "trigger-task", "trigger-unknown": "trigger-task", "barrier": "barrier", "ack": "ack", "notify-complete": "notify"}
+# Model states the search may visit once a cheap check has rejected the run (about 15 s).
+REJECTED_BUDGET = 150_000
 
 
 @dataclass
@@ -87,14 +86,16 @@ class Conformance:
     job: Job
     observations: list = field(default_factory=list)
     unrecognised: int = 0
+    release: str | None = None   # the Flink minor line whose formats were read (None: every one)
 
     def as_json(self) -> dict:
         return {"conforms": self.conforms, "events": self.events, "checkpoints": self.checkpoints,
                 "first_unexplained": self.first_unexplained, "checks": [c.as_json() for c in self.checks]}
 
 
-class _Tasks:
-    """Flink's subtasks as model tasks: an attempt id's job vertex and subtask index."""
+class Tasks:
+    """Flink's subtasks as model tasks: an event's :class:`~flipcheck.flink.logs.TaskIdentity`
+    (job vertex, subtask) -> the model task; a barrier's gate and channel -> the model input."""
 
     def __init__(self, plan: dict, graph: JobGraph, job: Job):
         self.by_flink_id = {v.extra.get("flink_id"): v.id for v in graph.vertices}
@@ -106,50 +107,22 @@ class _Tasks:
             inputs = sorted(node.get("inputs") or (), key=lambda i: i.get("num", 0))
             self.gates[str(node.get("id"))] = [self.by_flink_id.get(str(i.get("id"))) for i in inputs]
 
-    def learn_names(self, events) -> None:
-        """``<name> (<subtask>/<parallelism>)#<attempt>`` -> attempt id, from the state switches:
-        the lines that name a task without its attempt id (``Finished task ...``) need it."""
-        self.by_name: dict = {}
-        for e in events:
-            if e.kind == "task-state" and e.task:
-                name = e.detail.rsplit(": ", 1)[0]
-                known = self.by_name.setdefault(name, e.task)
-                if known != e.task:
-                    self.by_name[name] = None   # two vertices of one name: such lines are not read
-
-    @staticmethod
-    def attempt_number(event: LogEvent, attempt: str | None) -> int | None:
-        """The execution attempt an event is about (``_<n>`` of its id, or ``#<n>`` of a name)."""
-        if attempt is not None:
-            try:
-                return attempt_parts(attempt)[2]
-            except ValueError:
-                return None
-        if event.kind in _BY_NAME and "#" in event.detail:
-            tail = event.detail.rsplit("#", 1)[1]
-            return int(tail) if tail.isdigit() else None
-        return None
-
-    def task(self, attempt: str | None) -> int | None:
-        if attempt is None:
+    def task(self, identity: TaskIdentity | None) -> int | None:
+        """The model task of an event's task (None: not a subtask of the plan's, or not known)."""
+        if identity is None:
             return None
-        try:
-            vertex, subtask, _ = attempt_parts(attempt)
-        except ValueError:
-            return None
-        vertex_id = self.by_flink_id.get(vertex)
-        return self.job.task_index.get((vertex_id, subtask)) if vertex_id is not None else None
+        vertex_id = self.by_flink_id.get(identity.vertex)
+        return self.job.task_index.get((vertex_id, identity.subtask)) if vertex_id is not None else None
 
-    def input(self, attempt: str, detail: str) -> int | None:
+    def input(self, identity: TaskIdentity | None, detail: str) -> int | None:
         """The model input of a barrier's ``gate G channel C``: gate G reads the G-th input job
         edge, channel C the C-th upstream subtask connected to this one (None: not mappable)."""
         try:
-            vertex, _, _ = attempt_parts(attempt)
             _, gate, _, channel = detail.split()
-            upstream = self.gates.get(vertex, [])[int(gate)]
-        except (ValueError, IndexError):
+            upstream = self.gates.get(identity.vertex, [])[int(gate)]
+        except (ValueError, IndexError, AttributeError):
             return None
-        t = self.task(attempt)
+        t = self.task(identity)
         if upstream is None or t is None:
             return None
         job = self.job
@@ -198,6 +171,25 @@ def read_run_directory(folder: Path) -> RunDirectory | None:
         raise InputError(str(folder), f"not a readable flipcheck flink run directory: {error}") from None
 
 
+def vertex_names(plan: dict) -> dict[str, str]:
+    """Task name -> Flink job vertex id, from the REST plan's node descriptions (``Source:
+    src<br/>``): how lines of releases before 1.16, whose attempt ids do not name their job
+    vertex, find it.
+
+    >>> vertex_names({"nodes": [{"id": "f362", "description": "Source: src<br/>"},
+    ...                         {"id": "2e58", "description": "sink: Writer<br/>+- sink: Committer<br/>"}]})
+    {'Source: src': 'f362', 'sink: Writer -> sink: Committer': '2e58'}
+    """
+    inner = plan.get("plan", plan) if isinstance(plan.get("plan"), dict) else plan   # REST wraps it
+    names: dict = {}
+    for node in inner.get("nodes", ()) if isinstance(inner.get("nodes"), list) else ():
+        if isinstance(node, dict) and isinstance(node.get("description"), str):
+            # A chain is described one operator a line ("a<br/>+- b<br/>"); its task is "a -> b".
+            operators = [part.strip().removeprefix("+- ").strip() for part in node["description"].split("<br/>")]
+            names[" -> ".join(o for o in operators if o)] = str(node.get("id"))
+    return names
+
+
 def model_job(plan: dict, run: RunDirectory | None = None, protocol: str = CORRECT_PROTOCOL,
               mode: str = "aligned", failures: int = 0) -> tuple[JobGraph, Job]:
     """The plan's job graph (vertex flags from the ``run`` that produced it, matched by Flink
@@ -222,79 +214,6 @@ def model_job(plan: dict, run: RunDirectory | None = None, protocol: str = CORRE
     job = Job(graph, mode=mode, records=0, checkpoints=0, failures=failures, protocol=protocol_named(protocol),
               periodic_timer=True)
     return graph, job
-
-
-def observations_of(reading: LogReading, tasks: _Tasks) -> tuple[list, list, set]:
-    """The observations the log events show, each with its event, and the kinds the log can show."""
-    observed: list = []
-    visible = {"trigger", "decline", "completed", "failed", "finished", "reported", "failover", "failover-known"}
-    failing, known = False, True
-    failed: set = set()
-    tasks.learn_names(reading.events)
-    generation = 0   # F1 restarts every task: lines of earlier attempts are what the old ones left
-    for e in reading.events:
-        if e.kind in _DEBUG_KINDS:
-            visible.add(_DEBUG_KINDS[e.kind])
-        number = tasks.attempt_number(e, e.task)
-        if number is not None and number < generation:
-            continue
-        if e.kind in _BY_NAME:
-            visible.add(_BY_NAME[e.kind])
-            t = tasks.task(tasks.by_name.get(e.detail))
-            if t is not None:
-                o = (_BY_NAME[e.kind], t) + ((e.checkpoint,) if e.kind == "checkpoint-started" else ())
-                observed.append((o, e))
-            continue
-        t = tasks.task(e.task)
-        k = e.checkpoint
-        o = None
-        if e.kind == "trigger":
-            o = ("trigger", k)
-        elif e.kind in ("completed", "failed"):
-            o = (e.kind, k)
-        elif t is None:
-            o = None
-        elif e.kind == "trigger-task":
-            o = ("trigger-task", t, k)
-        elif e.kind == "trigger-unknown":
-            o = ("trigger-task", t, None)   # the RPC reached a TaskExecutor that no longer runs t
-        elif e.kind == "barrier":
-            o = ("barrier", t, tasks.input(e.task, e.detail), k)
-        elif e.kind == "ack":
-            o = ("ack", t, k)
-        elif e.kind == "decline":
-            o = ("decline", t, k)
-        elif e.kind == "notify-complete":
-            o = ("notify", t, k)
-        elif e.kind in ("task-state", "execution-state") and e.detail.endswith(" to FAILED"):
-            if not failing:
-                # The first FAILED line (the TaskManager's, usually) is the failure: F1 happens
-                # now or once the JobManager handles it (its FAILED line); the other tasks'
-                # cancellations follow.
-                o, failing, known = ("failover",), True, False
-                generation += 1
-            if e.kind == "execution-state" and not known:
-                if o is not None:
-                    observed.append((o, e))
-                o, known = ("failover-known",), True
-        elif e.kind == "task-state" and e.detail.endswith(" to FINISHED"):
-            o = ("finished", t)
-        elif e.kind == "execution-state" and e.detail.endswith(" to FINISHED"):
-            o = ("reported", t)
-        elif e.kind == "execution-state" and e.detail.endswith(" to RUNNING"):
-            failing = False
-        if o is not None and o[0] == "failed":
-            # One failure may be reported twice (the trigger's future and the abort both reach
-            # CheckpointFailureManager): the first line counts.
-            if o in failed:
-                o = None
-            failed.add(o)
-        if o is not None:
-            observed.append((o, e))
-    # Tasks whose name-only lines cannot be told apart (two vertices of one name) show none.
-    hidden = {(kind, t) for kind in _BY_NAME.values() for t in range(len(tasks.job.tasks))
-              if tasks.by_name.get(_name_with_subtask(tasks, t)) is None}
-    return observed, [o for o, _ in observed], visible, hidden
 
 
 # Log lines carry local time, a trigger's own timestamp is UTC: their difference, rounded to
@@ -341,15 +260,7 @@ def _millis(logged: str) -> int | None:
     return int(moment.timestamp()) * 1000 + int(millis)
 
 
-def _name_with_subtask(tasks: _Tasks, t: int) -> str | None:
-    """The ``<name> (<subtask>/<parallelism>)#<attempt>`` a task's lines use, if the log named it."""
-    for name, attempt in tasks.by_name.items():
-        if attempt is not None and tasks.task(attempt) == t:
-            return name
-    return None
-
-
-def _plan_check(reading: LogReading, tasks: _Tasks, spec: Job) -> Check:
+def _plan_check(reading: LogReading, tasks: Tasks, spec: Job) -> Check:
     """The tasks each checkpoint was triggered on, against the spec plan on the JobManager's
     view. The coordinator computes the plan before it logs the trigger (flip147 facts §4.1), so
     any view it held since the previous trigger may be the one: the FINISHED switches logged
@@ -360,7 +271,7 @@ def _plan_check(reading: LogReading, tasks: _Tasks, spec: Job) -> Check:
     triggered: dict[int, int] = {}
     shown = False
     for e in reading.events:
-        t = tasks.task(e.task)
+        t = tasks.task(e.identity)
         if e.kind == "execution-state" and t is not None:
             if e.detail.endswith(" to FINISHED"):
                 view |= 1 << t
@@ -416,17 +327,22 @@ def _final_checkpoint_check(observed: list, job: Job) -> Check:
 
 def _ids_check(observed: list) -> Check:
     """Ids are triggered one by one, except that a failover may use up one id (F1b,
-    flip147 facts §4.6); completions come in increasing order."""
+    flip147 facts §4.6); a completed id was triggered before, and completions come in
+    increasing order."""
     last_trigger, last_completed, skips_allowed, skipped = 0, 0, 0, 0
+    triggered: set = set()
     for o, e in observed:
         if o[0] == "trigger":
             if last_trigger and not last_trigger < o[1] <= last_trigger + 1 + skips_allowed:
                 return Check("ids-in-order", False, f"checkpoint {o[1]} triggered after {last_trigger} ({e.file}:{e.line})")
             skipped += o[1] - last_trigger - 1 if last_trigger else 0
             last_trigger, skips_allowed = o[1], 0
+            triggered.add(o[1])
         elif o[0] == "failover":
             skips_allowed += 1
         elif o[0] == "completed":
+            if o[1] not in triggered:
+                return Check("ids-in-order", False, f"checkpoint {o[1]} completed, never triggered before ({e.file}:{e.line})")
             if o[1] <= last_completed:
                 return Check("ids-in-order", False, f"checkpoint {o[1]} completed after {last_completed} ({e.file}:{e.line})")
             last_completed = o[1]
@@ -464,18 +380,34 @@ def _output_check(run: RunDirectory | None, mode: str) -> Check:
 
 
 def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL, run: RunDirectory | None = None,
-            mode: str | None = None, budget: int | None = None, progress=None) -> Conformance:
+            mode: str | None = None, budget: int | None = None, progress=None,
+            flink_version: str | None = None) -> Conformance:
     """Validate the run the ``logs`` show against the model built from ``plan`` (and the
-    ``run`` directory's flags and output); ``mode`` defaults to the run's, else aligned."""
+    ``run`` directory's flags and output); ``mode`` defaults to the run's, else aligned.
+    ``flink_version`` (``1.14.6``): the release that wrote the logs (default: their banner's,
+    else the newest format, older ones where unambiguous)."""
     mode = mode or (run.mode if run is not None else "aligned")
     if protocol not in PROTOCOLS:
         raise InputError("--protocol", f"unknown protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
-    reading = read_logs(logs)
+    release = None
+    if flink_version is not None:
+        try:
+            release = supported_release(flink_version)
+        except ValueError as error:
+            raise InputError("--flink-version", str(error)) from None
+    reading = read_logs(logs, release, vertex_names(plan))
     failures = sum(1 for e in reading.events if e.kind == "execution-state" and e.detail.endswith(" to FAILED"))
     _, job = model_job(plan, run, protocol, mode, failures)
-    tasks = _Tasks(plan, job.graph, job)
+    tasks = Tasks(plan, job.graph, job)
     observed, observations, visible, hidden = observations_of(reading, tasks)
-    options = {"budget": budget} if budget else {}
+    _, spec = model_job(plan, run, CORRECT_PROTOCOL, mode, failures)
+    # The end-to-end checks are cheap: one that fails has rejected the run already, and the
+    # search then only looks, within a hard bound, for the first line no behaviour explains.
+    cheap = [_plan_check(reading, tasks, spec), _final_checkpoint_check(observed, job), _ids_check(observed)]
+    budget = budget or DEFAULT_BUDGET
+    if not all(c.ok for c in cheap):
+        budget = min(budget, REJECTED_BUDGET)
+    options = {"budget": budget}
     if progress is not None:
         options["progress"] = lambda i: progress(i, len(observations))
     verdict = validate(job, observations, visible=sorted(visible & set(KINDS)), hidden=hidden,
@@ -488,15 +420,13 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
         last = reading.events[-1] if reading.events else None
         first = {"file": last.file if last else "", "line": last.line if last else 0, "event": "end of log",
                  "why": verdict.why}
-    _, spec = model_job(plan, run, CORRECT_PROTOCOL, mode, failures)
     checks = [Check("model", verdict.conforms,
                     f"{verdict.explained} of {len(observations)} observations explained by a behaviour of the "
                     f"{job.protocol.name} model ({verdict.states:,} states searched)"),
-              _plan_check(reading, tasks, spec), _final_checkpoint_check(observed, job), _ids_check(observed),
-              _output_check(run, mode)]
+              *cheap, _output_check(run, mode)]
     checkpoints = len({e.checkpoint for e in reading.events if e.kind == "trigger"})
     return Conformance(all(c.ok for c in checks), len(reading.events), checkpoints, first, checks, verdict, job,
-                       observed, reading.unrecognised)
+                       observed, reading.unrecognised, reading.release)
 
 
 def _event_text(e: LogEvent) -> str:

@@ -12,8 +12,22 @@ is counted, never an error. Which checkpoint events need DEBUG is said per patte
 at INFO shows triggers, declines, completions and task state switches, not acknowledgements or
 barriers.
 
-Execution attempt ids have the form ``<graph>_<jobVertex>_<subtask>_<attempt>`` (Flink 1.17+):
-:func:`attempt_parts` splits one.
+The reader is one table, :data:`PATTERNS`: a row says which releases write a message
+(``since``/``until``, minor lines of :data:`RELEASES`), and what event it is. Messages changed
+between releases: execution attempt ids are ``<graph>_<jobVertex>_<subtask>_<attempt>`` from
+Flink 1.16 on (``ExecutionAttemptID.toString``: ``"%s_%s_%d"``), random 32-hex ids before; 1.14
+confirms a checkpoint without its last subsumed one. Every event carries its task's identity
+(:class:`TaskIdentity`: job vertex, subtask, attempt), resolved once: from a 1.16+ attempt id
+itself, else from the lines that name a task with its subtask and attempt and give its id (the
+JobManager's ``Deploying ... (attempt #a) with attempt id ...``, the TaskManager's state
+switches ``Source: src (1/2)#0 (<id>) switched from ...``), and the vertex from a 1.16+ id of
+the same name, or from ``vertex_names`` (the REST plan's).
+
+The release is read from the start-up banner a JobManager or TaskManager log begins with
+(``EnvironmentInformation.logEnvironmentInfo``: `` Starting StandaloneSessionClusterEntrypoint
+(Version: 1.14.6, Scala: 2.12, ...)``), or given; a MiniCluster log has none: then every row is
+tried, newest first (old and new formats differ in their ids, so a line is never read twice).
+:func:`add_pattern` adds a row (a release's changed message).
 
 Example
 -------
@@ -27,23 +41,47 @@ Example
 (2, 1)
 >>> attempt_parts("2945_bc76_0_1")
 ('bc76', 0, 1)
+>>> old = parse_log('''2021-05-01 10:00:00,000 INFO  org.apache.flink.runtime.util.EnvironmentInformation [] -  Starting TaskManagerRunner (Version: 1.14.6, Scala: 2.12, Rev:2a4b1d3, Date:2022-09-10T16:06:00+02:00)
+... 2021-05-01 10:00:01,000 INFO  org.apache.flink.runtime.taskmanager.Task [] - Map (2/2)#1 (0c1d8e0b8bb5a8a6b3e9d0c6f25a4d21) switched from INITIALIZING to RUNNING.
+... 2021-05-01 10:00:02,000 DEBUG org.apache.flink.runtime.taskexecutor.TaskExecutor [] - Confirm checkpoint 3@1619863202000 for 0c1d8e0b8bb5a8a6b3e9d0c6f25a4d21.''', "tm.log")
+>>> old.release, [(e.kind, e.identity) for e in old.events]
+('1.14', [('task-state', TaskIdentity(vertex=None, name='Map', subtask=1, attempt=1)), ('notify-complete', TaskIdentity(vertex=None, name='Map', subtask=1, attempt=1))])
 """
 
 from __future__ import annotations
 
 import heapq
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import Iterable, Mapping, NamedTuple
 
 from flipcheck.errors import InputError
 
-__all__ = ["LogEvent", "LogReading", "Pattern", "PATTERNS", "KINDS", "parse_log", "read_logs", "attempt_parts"]
+__all__ = ["LogEvent", "LogReading", "Pattern", "PATTERNS", "KINDS", "RELEASES", "TaskIdentity", "add_pattern",
+           "release_of", "supported_release", "parse_log", "read_logs", "attempt_parts"]
+
+# The minor lines read, oldest first; a row's ``until=None`` reaches the newest.
+RELEASES = ("1.14", "1.15", "1.16", "1.17", "1.18", "1.19", "1.20", "2.0", "2.1", "2.2", "2.3")
 
 # The start of an entry: date, time with milliseconds, level, logger, the MDC, " - ".
 _ENTRY = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\s+([A-Z]+)\s+([\w.$]+)\s+(?:\[[^\]]*\]\s+)?- (.*)$")
 _DECLINE_REASON = re.compile(r"Failure reason: (.*)$")
+
+
+_BANNER = re.compile(r"^\s*Starting .+ \(Version: (?P<version>[^,\s]+),")
+# A task as Flink names it: TaskInfo.getTaskNameWithSubtasks, "<name> (<i>/<n>)#<attempt>", or
+# ExecutionVertex.getTaskNameWithSubtaskIndex, "<name> (<i>/<n>)" (the JobManager's).
+_NAMED = re.compile(r"^(?P<name>.*) \((?P<index>\d+)/\d+\)(?:#(?P<attempt>\d+))?$")
+# Attempt ids: 1.16+ (ExecutionAttemptID "%s_%s_%d" of graph, ExecutionVertexID "vertex_subtask",
+# attempt), and before (an AbstractID: 32 hex digits).
+_NEW_ID = r"\w+_\w+_\d+_\d+"
+_OLD_ID = r"[0-9a-f]{32}"
+
+
+def _switched(attempt_id: str) -> re.Pattern:
+    """Task.transitionState and Execution.transitionState: ``"{} ({}) switched from {} to {}."``."""
+    return re.compile(rf"(?P<name>.*) \((?P<task>{attempt_id})\) switched from (?P<detail>\w+ to \w+)")
 
 
 class Pattern(NamedTuple):
@@ -52,9 +90,38 @@ class Pattern(NamedTuple):
     level: str       # the level Flink logs it at
     message: re.Pattern
     writer: str      # the Flink method that writes it
+    since: str = RELEASES[0]     # the first minor line that writes it
+    until: str | None = None     # the last one (None: still written)
+
+    def written_by(self, release: str | None) -> bool:
+        """Whether ``release`` writes this message (None: a release not known, every row)."""
+        if release is None:
+            return True
+        at = _RANK[release]
+        return _RANK[self.since] <= at and (self.until is None or at <= _RANK[self.until])
+
+    def releases(self) -> str:
+        """The releases that write it, as the conformance page lists them."""
+        if self.until is None:
+            return f"{self.since}+"
+        return self.since if self.since == self.until else f"{self.since}–{self.until}"
 
 
-# Groups by name: ``checkpoint``, ``task`` (an execution attempt id) and ``detail``.
+_RANK = {release: n for n, release in enumerate(RELEASES)}
+
+
+class TaskIdentity(NamedTuple):
+    """Which task an event is about: its Flink job vertex id (None: known by name only), its
+    task name as logged, subtask index (0-based) and execution attempt (None: not known)."""
+
+    vertex: str | None
+    name: str | None
+    subtask: int
+    attempt: int | None
+
+
+# Groups by name: ``checkpoint``, ``task`` (an execution attempt id), ``name`` (a task named with
+# its subtask), ``attempt`` (an attempt number) and ``detail``.
 PATTERNS = (
     Pattern("trigger", "CheckpointCoordinator", "INFO",
             re.compile(r"Triggering checkpoint (?P<checkpoint>\d+) \(type=(?P<detail>.*)\) @ (?P<at>\d+) for job \w+\.?$"),
@@ -87,7 +154,10 @@ PATTERNS = (
     Pattern("notify-complete", "TaskExecutor", "DEBUG",
             re.compile(r"Confirm completed checkpoint (?P<checkpoint>\d+)@\d+ and last subsumed checkpoint "
                        r"(?P<detail>-?\d+) for (?P<task>\S+?)\.?$"),
-            "TaskExecutor.confirmCheckpoint"),
+            "TaskExecutor.confirmCheckpoint", since="1.15"),
+    Pattern("notify-complete", "TaskExecutor", "DEBUG",
+            re.compile(r"Confirm checkpoint (?P<checkpoint>\d+)@\d+ for (?P<task>\S+?)\.?$"),
+            "TaskExecutor.confirmCheckpoint (no last subsumed checkpoint yet)", until="1.14"),
     Pattern("notify-abort", "TaskExecutor", "DEBUG",
             re.compile(r"Abort checkpoint (?P<checkpoint>\d+)@\d+ for (?P<task>\S+?)\.?$"),
             "TaskExecutor.abortCheckpoint"),
@@ -101,16 +171,67 @@ PATTERNS = (
             re.compile(r"^Finished operators for task (?P<name>.+)$"),
             "StreamTask.afterInvoke: the task's operators finished, it closes"),
     Pattern("task-state", "Task", "INFO",
-            re.compile(r"(?P<name>.*) \((?P<task>\w+_\w+_\d+_\d+)\) switched from (?P<detail>\w+ to \w+)"),
-            "Task.transitionState: the task's own view"),
+            _switched(_NEW_ID),
+            "Task.transitionState: the task's own view", since="1.16"),
+    Pattern("task-state", "Task", "INFO",
+            _switched(_OLD_ID),
+            "Task.transitionState: the task's own view (a 32-hex attempt id)", until="1.15"),
     Pattern("execution-state", "ExecutionGraph", "INFO",
-            re.compile(r"(?P<name>.*) \((?P<task>\w+_\w+_\d+_\d+)\) switched from (?P<detail>\w+ to \w+)"),
-            "Execution.transitionState: the JobManager's view"),
+            _switched(_NEW_ID),
+            "Execution.transitionState: the JobManager's view", since="1.16"),
+    Pattern("execution-state", "ExecutionGraph", "INFO",
+            _switched(_OLD_ID),
+            "Execution.transitionState: the JobManager's view (no attempt number, a 32-hex attempt id)",
+            until="1.15"),
+    Pattern("deploy", "ExecutionGraph", "INFO",
+            re.compile(rf"Deploying (?P<name>.*) \(attempt #(?P<attempt>\d+)\) with attempt id (?P<task>{_OLD_ID}) "),
+            "Execution.deploy: names the 32-hex attempt id's task and attempt number", until="1.15"),
 )
 KINDS = tuple(dict.fromkeys(p.kind for p in PATTERNS))
 _BY_LOGGER: dict[str, list[Pattern]] = {}
+
+
+def add_pattern(pattern: Pattern) -> None:
+    """Read one more message: a release's changed format, or a line a design needs (its event
+    kind then reaches :mod:`flipcheck.flink.conform`'s observation table). Rows of newer
+    releases are tried first, so a line two rows would read is read by the newest."""
+    global PATTERNS, KINDS
+    if pattern.since not in _RANK or pattern.until is not None and pattern.until not in _RANK:
+        raise ValueError(f"pattern {pattern.kind!r}: releases must be among {', '.join(RELEASES)}")
+    PATTERNS = PATTERNS + (pattern,) if pattern not in PATTERNS else PATTERNS
+    KINDS = tuple(dict.fromkeys(p.kind for p in PATTERNS))
+    _BY_LOGGER.clear()
+    for row in sorted(PATTERNS, key=lambda p: -_RANK[p.until or RELEASES[-1]]):
+        _BY_LOGGER.setdefault(row.logger, []).append(row)
+
+
 for _pattern in PATTERNS:
-    _BY_LOGGER.setdefault(_pattern.logger, []).append(_pattern)
+    add_pattern(_pattern)
+
+
+def supported_release(version: str) -> str:
+    """The minor line of a Flink version (``1.14.6`` -> ``1.14``); ValueError if malformed or
+    not read."""
+    match = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)?(?:-\w+)?", version.strip())
+    if match is None:
+        raise ValueError(f"{version!r} is not a Flink version like 1.17.2")
+    line = f"{int(match.group(1))}.{int(match.group(2))}"
+    if line not in _RANK:
+        raise ValueError(f"Flink {version} is not supported (supported: {RELEASES[0]} to {RELEASES[-1]})")
+    return line
+
+
+def release_of(text: str) -> str | None:
+    """The release a log's start-up banner names (None: no banner, or a release not read)."""
+    for _, _, logger, message, _ in _entries(text):
+        if logger == "EnvironmentInformation":
+            match = _BANNER.match(message)
+            if match:
+                try:
+                    return supported_release(match.group("version"))
+                except ValueError:
+                    return None
+    return None
 
 
 @dataclass(frozen=True)
@@ -123,12 +244,15 @@ class LogEvent:
     task: str | None         # an execution attempt id
     detail: str              # what else the entry says: a reason, a state switch, a channel
     at: int | None = None    # a trigger's own timestamp (ms since the epoch), taken before its plan
+    identity: TaskIdentity | None = None   # the task it is about, resolved once (read_logs)
+    name: str | None = None  # the task as the line names it: "<name> (<i>/<n>)[#<attempt>]"
 
 
 class LogReading(NamedTuple):
     events: list[LogEvent]
     entries: int             # log entries read (a multi-line entry counts once)
     unrecognised: int        # entries no pattern knows: counted, skipped
+    release: str | None = None   # the minor line read (given, or from a banner); None: every row
 
 
 def attempt_parts(attempt: str) -> tuple[str, int, int]:
@@ -156,61 +280,118 @@ def _entries(text: str):
         yield current
 
 
-def _event(file: str, number: int, time: str, logger: str, message: str, more: list[str]) -> LogEvent | None:
+def _event(file: str, number: int, time: str, logger: str, message: str, more: list[str],
+           release: str | None) -> LogEvent | None:
     for pattern in _BY_LOGGER.get(logger, ()):
+        if not pattern.written_by(release):
+            continue
         match = pattern.message.search(message)
         if match is None:
             continue
         groups = match.groupdict()
         detail = groups.get("detail") or ""
+        name = groups.get("name")
         if pattern.kind == "barrier":
-            detail = f"gate {groups['gate']} channel {groups['channel']}"
+            name, detail = detail, f"gate {groups['gate']} channel {groups['channel']}"
+        elif pattern.kind == "aligned":
+            name = detail
         elif pattern.kind in ("task-state", "execution-state"):
             detail = f"{groups['name']}: {detail}"
         elif pattern.kind in ("task-ended", "operators-finished", "checkpoint-started"):
             detail = groups["name"]   # "<task name> (<subtask>/<parallelism>)#<attempt>": no attempt id
+        elif pattern.kind == "deploy":
+            name = f"{name}#{groups['attempt']}"
         elif pattern.kind == "decline":
             reasons = [r.group(1) for r in map(_DECLINE_REASON.search, more) if r]
             detail = reasons[0] if reasons else ""
         checkpoint = groups.get("checkpoint")
         at = groups.get("at")
         return LogEvent(pattern.kind, file, number, time, int(checkpoint) if checkpoint else None,
-                        groups.get("task"), detail.strip(), int(at) if at else None)
+                        groups.get("task"), detail.strip(), int(at) if at else None, name=name)
     return None
 
 
-def parse_log(text: str, file: str = "<log>") -> LogReading:
-    """The recognised events of one log's text, in the file's order."""
+def _identify(events: list[LogEvent], vertex_names: Mapping[str, str] | None = None) -> list[LogEvent]:
+    """``events`` with each one's :class:`TaskIdentity`. Lines that give both a task's name with
+    its subtask and its attempt id teach what an old (32-hex) id stands for and, with a 1.16+ id,
+    which job vertex a name is; other names take their vertex from ``vertex_names``."""
+    by_id: dict[str, tuple] = {}        # attempt id -> (name, subtask, attempt)
+    vertices: dict[str, set] = {}       # task name -> job vertices of that name
+    for e in events:
+        named = _NAMED.match(e.name) if e.name else None
+        if named is None or e.task is None:
+            continue
+        known = by_id.get(e.task, (None, None, None))
+        attempt = int(named.group("attempt")) if named.group("attempt") else known[2]
+        by_id[e.task] = (named.group("name"), int(named.group("index")) - 1, attempt)
+        try:
+            vertex = attempt_parts(e.task)[0]
+        except ValueError:
+            continue
+        vertices.setdefault(named.group("name"), set()).add(vertex)
+    names = dict(vertex_names or {})
+    names.update({name: next(iter(found)) if len(found) == 1 else None for name, found in vertices.items()})
+    identified = []
+    for e in events:
+        identity = None
+        try:
+            vertex, subtask, attempt = attempt_parts(e.task) if e.task else (None, None, None)
+        except ValueError:
+            vertex = subtask = attempt = None
+        named = _NAMED.match(e.name) if e.name else None
+        name = named.group("name") if named else by_id.get(e.task, (None,))[0]
+        if subtask is None and e.task in by_id:
+            _, subtask, attempt = by_id[e.task]
+        elif subtask is None and named:
+            subtask = int(named.group("index")) - 1
+            attempt = int(named.group("attempt")) if named.group("attempt") else None
+        if subtask is not None:
+            identity = TaskIdentity(vertex or names.get(name), name, subtask, attempt)
+        identified.append(replace(e, identity=identity) if identity != e.identity else e)
+    return identified
+
+
+def parse_log(text: str, file: str = "<log>", release: str | None = None) -> LogReading:
+    """The recognised events of one log's text, in the file's order; ``release`` (a minor line
+    of :data:`RELEASES`) defaults to the one its banner names."""
+    release = release or release_of(text)
     events, entries, unrecognised = [], 0, 0
     for number, time, logger, message, more in _entries(text):
         entries += 1
-        event = _event(file, number, time, logger, message, more)
+        event = _event(file, number, time, logger, message, more, release)
         if event is None:
             unrecognised += 1
         else:
             events.append(event)
-    return LogReading(events, entries, unrecognised)
+    return LogReading(_identify(events), entries, unrecognised, release)
 
 
-def read_logs(paths: Iterable[str]) -> LogReading:
+def read_logs(paths: Iterable[str], release: str | None = None,
+              vertex_names: Mapping[str, str] | None = None) -> LogReading:
     """Every log's events, each file's in its order, files merged by time: JobManager and
-    TaskManager logs may be given in any order. An unreadable file, or one with no log entry at
-    all, is an :class:`~flipcheck.errors.InputError`."""
-    per_file, entries, unrecognised = [], 0, 0
+    TaskManager logs may be given in any order. ``release``: the minor line the logs are of
+    (default: each file's banner's); ``vertex_names``: task name -> Flink job vertex id, for
+    lines that name their task only (the REST plan's names). An unreadable file, or one with no
+    log entry at all, is an :class:`~flipcheck.errors.InputError`."""
+    per_file, entries, unrecognised, releases = [], 0, 0, set()
     for path in paths:
         try:
             text = Path(path).read_text(errors="replace")
         except OSError as error:
             raise InputError(path, f"cannot read the log: {error.strerror or error}") from None
-        reading = parse_log(text, path)
+        reading = parse_log(text, path, release)
         if reading.entries == 0:
             raise InputError(path, "no Flink log entry (expected lines like "
                                    "'2026-11-25 00:29:14,840 INFO  org.apache.flink... [] - message')")
         entries += reading.entries
         unrecognised += reading.unrecognised
+        releases.add(reading.release)
         per_file.append(reading.events)
     # Within a file the order is the order of writing, which a timestamp taken earlier by
     # another thread must not change; files are interleaved by time.
     per_file.sort(key=lambda file_events: file_events[0].file if file_events else "")
     events = list(heapq.merge(*per_file, key=lambda e: e.time))
-    return LogReading(events, entries, unrecognised)
+    # One TaskManager's lines may name a task the JobManager's lines give the id of.
+    known = {r for r in releases if r is not None}
+    return LogReading(_identify(events, vertex_names), entries, unrecognised,
+                      known.pop() if len(known) == 1 else release)

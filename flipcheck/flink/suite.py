@@ -14,7 +14,11 @@ not conform:
 * ``finished-before-final-checkpoint``: a source's switch to FINISHED moved up to just after the
   first checkpoint's trigger, before any checkpoint completed;
 * ``completed-without-acknowledgement``: one acknowledgement of a completed checkpoint deleted;
-* ``committed-twice``: one committed record written a second time.
+* ``committed-twice``: one committed record written a second time;
+* ``completed-never-triggered``: a line "Completed checkpoint 49" (an id never triggered) added
+  after the last completion: no search is needed to reject it;
+* ``late-ack-deleted``: the last acknowledgement of the last completed checkpoint deleted: a
+  violation at the log's end, which must be rejected as fast as the log is accepted.
 
 Example
 -------
@@ -133,10 +137,31 @@ def _committed_twice(lines: list[str], folder: Path) -> str:
     raise ValueError("the run committed nothing")
 
 
+_COMPLETED = re.compile(r"Completed checkpoint (\d+) for job")
+
+
+def _completed_never_triggered(lines: list[str], folder: Path) -> str:
+    last = max(i for i, line in enumerate(lines) if _COMPLETED.search(line))
+    # 49: past any id the stored runs trigger, as in issue 23's measurement.
+    lines.insert(last + 1, _COMPLETED.sub("Completed checkpoint 49 for job", lines[last], count=1))
+    return f"line {last + 2} (\"Completed checkpoint 49\", an id never triggered) added after the last completion"
+
+
+def _late_ack_deleted(lines: list[str], folder: Path) -> str:
+    last = [m.group(1) for line in lines for m in [_COMPLETED.search(line)] if m][-1]
+    acks = [i for i, line in enumerate(lines) if f"Received acknowledge message for checkpoint {last} from task" in line]
+    if not acks:
+        raise ValueError("the log shows no acknowledgement of its last completed checkpoint")
+    del lines[acks[-1]]
+    return f"line {acks[-1] + 1} (the last acknowledgement of the last completed checkpoint {last}) deleted"
+
+
 ALTERATIONS: dict[str, Callable[[list, Path], str]] = {
     "finished-before-final-checkpoint": _finished_before_final_checkpoint,
     "completed-without-acknowledgement": _completed_without_acknowledgement,
     "committed-twice": _committed_twice,
+    "completed-never-triggered": _completed_never_triggered,
+    "late-ack-deleted": _late_ack_deleted,
 }
 
 

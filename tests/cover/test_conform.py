@@ -1,6 +1,7 @@
 """`flipcheck conform` on stored real Flink 2.3 runs (no JVM here): the runs conform, their
 altered logs do not, and bad input is one line with exit code 2."""
 
+import functools
 import json
 import shutil
 from pathlib import Path
@@ -89,8 +90,40 @@ def test_an_id_skipped_without_a_failover_is_out_of_order(tmp_path):
     shutil.copytree(RUNS / "union-state", run)
     log = (run / "flink.log").read_text().splitlines(keepends=True)
     (run / "flink.log").write_text("".join(line for line in log if "Triggering checkpoint 2 " not in line))
-    ids = next(c for c in _conform(run).checks if c.name == "ids-in-order")
-    assert not ids.ok and ids.detail.startswith("checkpoint 3 triggered after 1 (")
+    result = _conform(run)
+    ids = next(c for c in result.checks if c.name == "ids-in-order")
+    # Checkpoint 2 still completes, before 3 is triggered: the earliest line out of order.
+    assert not ids.ok and ids.detail.startswith("checkpoint 2 completed, never triggered before (")
+    # The model misses checkpoint 2 already at its first trigger RPC (DEBUG), before the completion.
+    assert result.first_unexplained["why"].startswith("C2/C4: no trigger RPC of checkpoint 2")
+
+
+def test_a_completion_never_triggered_is_rejected_without_a_search(tmp_path):
+    """Issue 23: "Completed checkpoint 49" after the last completion of a run with a failover
+    (a real 43-checkpoint run took 216 s and 675,852 states to reject it, and ids-in-order
+    passed). No behaviour completes an id never triggered: the search stops at that line, after
+    no more states than explaining the lines before it took."""
+    run = tmp_path / "run"
+    what = alter_run(RUNS / "chain-failover-cut-snapshot", "completed-never-triggered", run)
+    result = _conform(run)
+    good = _conform(RUNS / "chain-failover-cut-snapshot")
+    line = int(what.split()[1])
+    assert not result.conforms and result.first_unexplained["line"] == line, what
+    assert result.first_unexplained["why"].startswith("C5: checkpoint 49 is not pending")
+    ids = next(c for c in result.checks if c.name == "ids-in-order")
+    assert not ids.ok and ids.detail.startswith("checkpoint 49 completed, never triggered before (")
+    assert result.verdict.states <= good.verdict.states
+
+
+def test_a_late_missing_acknowledgement_is_rejected_without_exploring_every_interleaving(tmp_path):
+    """The last completed checkpoint lost one acknowledgement: no line from the backtrack's start
+    on acknowledges it, so no interleaving of the lines before can help (it took 423,334 states
+    and 80 s before; the good log takes 37,529)."""
+    run = tmp_path / "run"
+    alter_run(RUNS / "chain-failover-burned-id", "late-ack-deleted", run)
+    result = _conform(run)
+    assert not result.conforms and result.first_unexplained["why"].startswith("C5: checkpoint 8 cannot complete")
+    assert result.verdict.states <= 2 * _conform(RUNS / "chain-failover-burned-id").verdict.states
 
 
 def test_a_trigger_logged_after_finish_switches_had_its_plan_before_them(monkeypatch):
@@ -131,6 +164,11 @@ def test_a_flip_147_off_run_conforms_to_pre_flip_147_and_shows_its_loss(name):
     assert "too few times" in next(c for c in pre.checks if c.name == "committed-output").detail
 
 
+@functools.cache
+def _states_to_accept(name: str) -> int:
+    return _conform(RUNS / name).verdict.states
+
+
 @pytest.mark.parametrize("alteration", sorted(ALTERATIONS))
 @pytest.mark.parametrize("name", ["join-failover", "union-state"])
 def test_an_altered_log_does_not_conform(tmp_path, name, alteration):
@@ -138,8 +176,11 @@ def test_an_altered_log_does_not_conform(tmp_path, name, alteration):
     result = _conform(tmp_path / "run")
     failing = {c.name for c in result.checks if not c.ok}
     assert not result.conforms, what
+    # Rejecting takes no more search than accepting the log as run (issue 23).
+    assert result.verdict.states <= _states_to_accept(name), what
     expected = {"finished-before-final-checkpoint": "model", "completed-without-acknowledgement": "model",
-                "committed-twice": "committed-output"}[alteration]
+                "committed-twice": "committed-output", "completed-never-triggered": "model",
+                "late-ack-deleted": "model"}[alteration]
     assert expected in failing, (what, failing)
     if expected == "model":
         first = result.first_unexplained
@@ -212,3 +253,27 @@ def test_a_behaviour_with_a_trigger_after_every_task_finished_replays():
     assert ("trigger", 11) in behaviour[last_finish:]
     steps = replay_behaviour(result.job, behaviour)
     assert [s.label for s in steps][-len(behaviour):] == behaviour
+
+
+def test_a_design_is_its_rows_of_the_observation_table(monkeypatch):
+    """Adding a design is adding rows: (design, event kind) -> observations, read from the same
+    typed events (each on its task) as the protocol's."""
+    from flipcheck.flink import observations
+    from flipcheck.flink.conform import Tasks, model_job
+    from flipcheck.flink.logs import read_logs
+
+    monkeypatch.setattr(observations, "OBSERVERS", dict(observations.OBSERVERS))
+    monkeypatch.setattr(observations, "DESIGNS", dict(observations.DESIGNS))
+    observations.add_design("toy", ("completed",))
+    observations.add_observer("toy", "completed", lambda e, t, follow: [("completed", e.checkpoint)])
+    observations.add_observer("toy", "task-ended", lambda e, t, follow: [] if t is None else [("ended", t)],
+                              shows="ended", names_only=True)
+    run = RUNS / "union-state"
+    plan = json.loads((run / "plan.json").read_text())
+    _, job = model_job(plan)
+    reading = read_logs([str(run / "flink.log")])
+    observed, shown, visible, hidden = observations.observations_of(reading, Tasks(plan, job.graph, job), "toy")
+    assert {o[0] for o in shown} == {"completed", "ended"} and visible == {"completed", "ended"}
+    assert [o[1] for o in shown if o[0] == "completed"] == [1, 2, 3, 4, 5, 6] and hidden == set()
+    with pytest.raises(ValueError, match="no observation rows for design 'nope'"):
+        observations.observations_of(reading, Tasks(plan, job.graph, job), "nope")

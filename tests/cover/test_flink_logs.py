@@ -13,7 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flipcheck.errors import InputError
-from flipcheck.flink.logs import KINDS, attempt_parts, parse_log, read_logs
+import hashlib
+import re
+import shutil
+
+from flipcheck.cli import main
+from flipcheck.flink.logs import (PATTERNS, RELEASES, TaskIdentity, attempt_parts, parse_log, read_logs,
+                                  release_of, supported_release)
 
 RUN = Path(__file__).resolve().parents[1] / "fixtures" / "flink_logs" / "join-two-sources-unchained.log"
 
@@ -28,7 +34,7 @@ def by_kind(reading, kind):
 
 
 def test_every_kind_of_event_is_found_in_a_real_run(reading):
-    assert {e.kind for e in reading.events} == set(KINDS)
+    assert {e.kind for e in reading.events} == {p.kind for p in PATTERNS if p.written_by("2.3")}
     assert reading.unrecognised < reading.entries and len(reading.events) + reading.unrecognised == reading.entries
 
 
@@ -102,7 +108,139 @@ def test_any_text_is_read_without_a_crash(lines):
 
 
 def test_the_conformance_page_lists_every_log_line_read():
-    from flipcheck.flink.logs import PATTERNS
-
     page = (Path(__file__).resolve().parents[2] / "docs" / "conformance.md").read_text()
-    assert [p.kind for p in PATTERNS if f"| `{p.kind}` | `{p.logger}` | {p.level} | {p.writer} |" not in page] == []
+    assert [p.kind for p in PATTERNS
+            if f"| `{p.kind}` | `{p.logger}` | {p.level} | {p.writer} | {p.releases()} |" not in page] == []
+
+
+# Log excerpts in each release's format. The message formats are the string constants of the
+# classes in each release's flink-dist jar (apache-flink-libraries 1.14.6 ... 2.2.0;
+# scripts/flink-log-formats.sh), named per line below; times, ids and names are made up.
+_TIME = "2021-05-01 10:00:0{},000"
+_BANNER = (" Starting TaskManagerRunner (Version: {}, Scala: 2.12, Rev:2a4b1d3, Date:2022-09-10T16:06:00+02:00)")
+_OLD_ID = "0c1d8e0b8bb5a8a6b3e9d0c6f25a4d21"
+_NEW_ID = "53f40c4fb2082af3f1fa40d8fcb31fe1_df253d3619938b6301f2d568e16f802b_1_1"
+
+
+def _log(*entries):
+    return "\n".join(f"{_TIME.format(n)} {level:<5} org.apache.flink.{logger} [] - {message}"
+                     for n, (level, logger, message) in enumerate(entries))
+
+
+def _excerpt(version, attempt_id, confirm):
+    return _log(
+        # EnvironmentInformation.logEnvironmentInfo: " Starting " + name + " (Version: " + version + ", Scala: " ...
+        ("INFO", "runtime.util.EnvironmentInformation", _BANNER.format(version)),
+        # Execution.deploy: "Deploying {} (attempt #{}) with attempt id {} to {} with allocation id {}" (1.14;
+        # 1.15+: "... with attempt id {} and vertex id {} to ...")
+        ("INFO", "runtime.executiongraph.ExecutionGraph",
+         f"Deploying Source: short (2/2) (attempt #1) with attempt id {attempt_id} to localhost with allocation id a1"),
+        # Task.transitionState: "{} ({}) switched from {} to {}." (TaskInfo.getTaskNameWithSubtasks: "#<attempt>")
+        ("INFO", "runtime.taskmanager.Task", f"Source: short (2/2)#1 ({attempt_id}) switched from DEPLOYING to INITIALIZING."),
+        # Execution.transitionState: "{} ({}) switched from {} to {}." (ExecutionVertex "%s (%d/%d)": no attempt)
+        ("INFO", "runtime.executiongraph.ExecutionGraph", f"Source: short (2/2) ({attempt_id}) switched from INITIALIZING to RUNNING."),
+        # TaskExecutor.triggerCheckpoint: "Trigger checkpoint {}@{} for {}."
+        ("DEBUG", "runtime.taskexecutor.TaskExecutor", f"Trigger checkpoint 3@1619863202000 for {attempt_id}."),
+        # CheckpointCoordinator.receiveAcknowledgeMessage: "Received acknowledge message for checkpoint {} from task {} of job {} at {}."
+        ("DEBUG", "runtime.checkpoint.CheckpointCoordinator",
+         f"Received acknowledge message for checkpoint 3 from task {attempt_id} of job 7023 at b6db @ localhost."),
+        # TaskExecutor.confirmCheckpoint: 1.14 "Confirm checkpoint {}@{} for {}.", 1.15+ "Confirm completed
+        # checkpoint {}@{} and last subsumed checkpoint {} for {}."
+        ("DEBUG", "runtime.taskexecutor.TaskExecutor", confirm.format(attempt_id)),
+        # StreamTask.afterInvoke: "Finished task {}" (getName: the task name with subtasks)
+        ("DEBUG", "streaming.runtime.tasks.StreamTask", "Finished task Source: short (2/2)#1"),
+    )
+
+
+_OLD_CONFIRM = "Confirm checkpoint 3@1619863202000 for {}."
+_NEW_CONFIRM = "Confirm completed checkpoint 3@1619863202000 and last subsumed checkpoint 2 for {}."
+
+
+@pytest.mark.parametrize("version, attempt_id, confirm, vertex", [
+    ("1.14.6", _OLD_ID, _OLD_CONFIRM, None),          # ExecutionAttemptID: an AbstractID, 32 hex digits
+    ("1.15.4", _OLD_ID, _NEW_CONFIRM, None),
+    ("1.16.3", _NEW_ID, _NEW_CONFIRM, "df253d3619938b6301f2d568e16f802b"),   # "%s_%s_%d"
+    ("1.17.2", _NEW_ID, _NEW_CONFIRM, "df253d3619938b6301f2d568e16f802b"),
+    # 1.18.1 to 2.2.0: the same formats (2.0+ as string-concatenation recipes).
+    ("2.2.0", _NEW_ID, _NEW_CONFIRM, "df253d3619938b6301f2d568e16f802b"),
+])
+def test_each_release_is_read_with_every_event_on_its_task(version, attempt_id, confirm, vertex):
+    reading = parse_log(_excerpt(version, attempt_id, confirm))
+    assert reading.release == version.rsplit(".", 1)[0]
+    kinds = [e.kind for e in reading.events]
+    expected = ["task-state", "execution-state", "trigger-task", "ack", "notify-complete", "task-ended"]
+    assert kinds == (["deploy"] if attempt_id == _OLD_ID else []) + expected
+    # Every line is on the second subtask's second attempt, whether its id says so (1.16+) or
+    # only the lines naming the task do (the deploy and state switch lines).
+    assert {e.identity for e in reading.events} == {TaskIdentity(vertex, "Source: short", 1, 1)}
+
+
+def test_an_old_release_finds_its_vertex_by_the_plans_names(tmp_path):
+    log = tmp_path / "tm.log"
+    log.write_text(_excerpt("1.14.6", _OLD_ID, _OLD_CONFIRM))
+    reading = read_logs([str(log)], vertex_names={"Source: short": "df25"})
+    assert {e.identity for e in reading.events} == {TaskIdentity("df25", "Source: short", 1, 1)}
+
+
+def test_a_release_reads_only_its_own_rows_and_no_banner_reads_every_row():
+    old_confirm = _log(("DEBUG", "runtime.taskexecutor.TaskExecutor", _OLD_CONFIRM.format(_OLD_ID)))
+    assert [e.kind for e in parse_log(old_confirm).events] == ["notify-complete"]      # no banner: every row
+    assert parse_log(old_confirm, release="1.14").events[0].checkpoint == 3
+    assert parse_log(old_confirm, release="1.17").events == []                         # 1.17 writes it otherwise
+    new_state = _log(("INFO", "runtime.taskmanager.Task", f"map (1/2)#0 ({_NEW_ID}) switched from CREATED to DEPLOYING."))
+    assert parse_log(new_state, release="1.15").events == []
+    assert [e.kind for e in parse_log(new_state, release="2.3").events] == ["task-state"]
+
+
+def test_the_release_comes_from_the_banner_and_is_checked():
+    assert release_of(_log(("INFO", "runtime.util.EnvironmentInformation", _BANNER.format("1.20.1")))) == "1.20"
+    assert release_of(RUN.read_text()) is None        # a MiniCluster prints no banner
+    assert supported_release("2.3.0") == "2.3" and supported_release("1.19") == "1.19"
+    assert RELEASES[0] == "1.14" and RELEASES[-1] == "2.3"
+    for bad, problem in (("1.13.6", "not supported"), ("3.0.0", "not supported"), ("1.x", "not a Flink version")):
+        with pytest.raises(ValueError, match=problem):
+            supported_release(bad)
+
+
+def _as_flink_1_14(text: str) -> str:
+    """A 2.3 log as Flink 1.14 would write it: random 32-hex attempt ids, the 1.14 deploy and
+    confirm lines, a banner."""
+    ids = lambda m: hashlib.md5(m.group(0).encode()).hexdigest()  # noqa: E731
+    text = re.sub(r"\b[0-9a-f]{32}_[0-9a-f]{32}_\d+_\d+\b", ids, text)
+    text = re.sub(r"(with attempt id [0-9a-f]{32}) and vertex id \S+ to", r"\1 to", text)
+    text = re.sub(r"Confirm completed checkpoint (\d+@\d+) and last subsumed checkpoint -?\d+ for", r"Confirm checkpoint \1 for", text)
+    first = text[:23]
+    return f"{first} INFO  org.apache.flink.runtime.util.EnvironmentInformation [] - {_BANNER.format('1.14.6')}\n" + text
+
+
+@pytest.mark.parametrize("banner", [True, False])
+def test_a_run_written_as_flink_1_14_would_is_validated_alike(tmp_path, banner):
+    """The stored 2.3 run, rewritten into 1.14's formats: the same observations, the same verdict
+    (the vertices come from the plan's names; the attempts from the deploy and state lines)."""
+    from flipcheck.flink.conform import conform_files
+
+    run = Path(__file__).resolve().parents[1] / "fixtures" / "flink_runs" / "union-state"
+    shutil.copytree(run, tmp_path / "run")
+    text = _as_flink_1_14((run / "flink.log").read_text())
+    (tmp_path / "run" / "flink.log").write_text(text if banner else text.split("\n", 1)[1])
+    options = {} if banner else {"flink_version": "1.14.6"}
+    old = conform_files(str(tmp_path / "run" / "plan.json"), [str(tmp_path / "run" / "flink.log")], **options)
+    new = conform_files(str(run / "plan.json"), [str(run / "flink.log")])
+    assert old.conforms and [o for o, _ in old.observations] == [o for o, _ in new.observations]
+    assert old.verdict.states == new.verdict.states
+
+
+@pytest.mark.parametrize("version", ["1.13.6", "banana"])
+def test_a_bad_flink_version_is_one_line_and_exit_2(capsys, version):
+    run = Path(__file__).resolve().parents[1] / "fixtures" / "flink_runs" / "union-state"
+    code = main(["conform", "--flink-version", version, "--plan", str(run / "plan.json"), str(run / "flink.log")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--flink-version" in err
+
+
+def test_the_summary_names_the_release_read(capsys):
+    run = Path(__file__).resolve().parents[1] / "fixtures" / "flink_runs" / "union-state"
+    assert main(["conform", "--flink-version", "2.3.0", "--plan", str(run / "plan.json"), str(run / "flink.log")]) == 0
+    assert "(Flink 2.3 log formats)" in capsys.readouterr().out.splitlines()[0]
+    main(["conform", "--plan", str(run / "plan.json"), str(run / "flink.log")])
+    assert "log formats" not in capsys.readouterr().out     # a MiniCluster log: no banner

@@ -1,0 +1,170 @@
+"""The second table of ``flipcheck conform``: (design, log event kind) -> model observation.
+
+:mod:`flipcheck.flink.logs` reads a log into typed events, each with its task's identity; this
+table says what each event kind shows to one design's model. Today one design is validated:
+``protocol``, the whole-job checkpointing model of FLIP-147 (the observations of
+:mod:`flipcheck.properties.protocol_trace_validation`). A design's rows are added with
+:func:`add_observer`; :func:`observations_of` reads a log's events through one design's rows.
+
+A row's function gets the event, its model task (None: not a task of the plan, or not known)
+and the :class:`Follow` of the run so far (what the earlier lines said: a failover under way,
+the current attempt), and returns the observations it shows (none, one or more). ``shows``: the
+observation kind that becomes visible once the log has such a line at all (DEBUG lines);
+``names_only``: the line names its task by name only, so two vertices of one name hide it.
+
+Example
+-------
+>>> from flipcheck.flink.logs import LogEvent
+>>> trigger = LogEvent("trigger", "jm.log", 7, "2026-11-25 00:29:14,840", 3, None, "CHECKPOINT")
+>>> OBSERVERS["protocol", "trigger"].observe(trigger, None, Follow())
+[('trigger', 3)]
+>>> sorted(kind for design, kind in OBSERVERS if design == "protocol")[:4]
+['ack', 'barrier', 'checkpoint-started', 'completed']
+
+A design is added with its rows (``add_design("split-assignment", (...))``, then one
+``add_observer("split-assignment", kind, observe)`` per event kind it reads); a log event kind
+it needs that the reader does not know yet is a row of :func:`flipcheck.flink.logs.add_pattern`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+__all__ = ["Observer", "OBSERVERS", "DESIGNS", "Follow", "add_design", "add_observer", "observations_of"]
+
+
+class Follow:
+    """What the lines so far said that later lines' meaning depends on."""
+
+    def __init__(self, tasks=None):
+        self.tasks = tasks        # the run's tasks: identity -> model task, a barrier's input
+        self.failing = False      # a task failed; the tasks are not all running again yet
+        self.known = True         # the JobManager has logged the failure
+        self.generation = 0       # F1 restarts every task: lines of earlier attempts are what the old ones left
+        self.failed: set = set()  # checkpoint failures seen (one may be logged twice)
+
+
+class Observer(NamedTuple):
+    design: str
+    kind: str                   # a log event kind (flipcheck.flink.logs.KINDS)
+    observe: Callable           # (event, model task or None, Follow) -> list of observations
+    shows: str | None = None    # the observation kind a line of this kind makes visible
+    names_only: bool = False    # the line names its task by name, not by attempt id
+
+
+OBSERVERS: dict[tuple[str, str], Observer] = {}
+DESIGNS: dict[str, tuple[str, ...]] = {}   # design -> kinds visible in every log it reads
+
+
+def add_design(design: str, visible: tuple[str, ...]) -> None:
+    """A design whose model a log can be read for; ``visible``: the observation kinds every log
+    shows (INFO lines), beside those its DEBUG rows make visible (``shows``)."""
+    DESIGNS[design] = tuple(visible)
+
+
+def add_observer(design: str, kind: str, observe: Callable, shows: str | None = None, names_only: bool = False) -> None:
+    """Add (or replace) the row of ``design`` for log events of ``kind``."""
+    OBSERVERS[design, kind] = Observer(design, kind, observe, shows, names_only)
+
+
+def observations_of(reading, tasks, design: str = "protocol") -> tuple[list, list, set, set]:
+    """``(observed, observations, visible, hidden)``: the observations the log events show
+    through ``design``'s rows, each with its event; the observations alone; the kinds the log
+    can show; and ``(kind, task)`` pairs it cannot (tasks whose name-only lines are ambiguous).
+    ``tasks`` maps an event's identity to a model task (``task(identity)``)."""
+    if design not in DESIGNS:
+        raise ValueError(f"no observation rows for design {design!r} (known: {', '.join(DESIGNS)})")
+    observed: list = []
+    visible = set(DESIGNS[design])
+    follow = Follow(tasks)
+    for e in reading.events:
+        row = OBSERVERS.get((design, e.kind))
+        if row is None:
+            continue
+        if row.shows is not None and not row.names_only:
+            visible.add(row.shows)
+        number = e.identity.attempt if e.identity is not None else None
+        if number is not None and number < follow.generation:
+            continue
+        if row.names_only:
+            visible.add(row.shows)
+        t = tasks.task(e.identity)
+        for o in row.observe(e, t, follow):
+            observed.append((o, e))
+    # Tasks whose name-only lines cannot be told apart (two vertices of one name) show none.
+    vertices: dict = {}
+    for e in reading.events:
+        if e.identity is not None and e.identity.name is not None and e.identity.vertex is not None:
+            vertices.setdefault(e.identity.name, set()).add(e.identity.vertex)
+    named = {tasks.task(e.identity) for e in reading.events
+             if e.kind == "task-state" and e.identity is not None and len(vertices.get(e.identity.name, ())) == 1}
+    hidden = {(row.shows, t) for row in OBSERVERS.values() if row.design == design and row.names_only
+              for t in range(len(tasks.job.tasks)) if t not in named}
+    return observed, [o for o, _ in observed], visible, hidden
+
+
+# ------------------------------------------------------------------------------------------
+# design "protocol": FLIP-147's whole-job model (flipcheck.properties.protocol_trace_validation)
+
+add_design("protocol", ("trigger", "decline", "completed", "failed", "finished", "reported", "failover", "failover-known"))
+
+
+def _of_task(make: Callable) -> Callable:
+    """A row for a line about one task: nothing when the task is not known."""
+    return lambda e, t, follow: [] if t is None else [make(e, t)]
+
+
+def _failed(e, t, follow: Follow) -> list:
+    # One failure may be reported twice (the trigger's future and the abort both reach
+    # CheckpointFailureManager): the first line counts.
+    o = ("failed", e.checkpoint)
+    if o in follow.failed:
+        return []
+    follow.failed.add(o)
+    return [o]
+
+
+def _barrier(e, t, follow: Follow) -> list:
+    return [] if t is None else [("barrier", t, follow.tasks.input(e.identity, e.detail), e.checkpoint)]
+
+
+def _state_switch(e, t, follow: Follow) -> list:
+    if t is None:
+        return []
+    if e.detail.endswith(" to FAILED"):
+        shown = []
+        if not follow.failing:
+            # The first FAILED line (the TaskManager's, usually) is the failure: F1 happens
+            # now or once the JobManager handles it (its FAILED line); the other tasks'
+            # cancellations follow.
+            shown, follow.failing, follow.known = [("failover",)], True, False
+            follow.generation += 1
+        if e.kind == "execution-state" and not follow.known:
+            shown.append(("failover-known",))
+            follow.known = True
+        return shown
+    if e.detail.endswith(" to FINISHED"):
+        return [("finished" if e.kind == "task-state" else "reported", t)]
+    if e.kind == "execution-state" and e.detail.endswith(" to RUNNING"):
+        follow.failing = False
+    return []
+
+
+for _kind, _observe, _shows, _names_only in (
+    ("trigger", lambda e, t, follow: [("trigger", e.checkpoint)], None, False),
+    ("completed", lambda e, t, follow: [("completed", e.checkpoint)], None, False),
+    ("failed", _failed, None, False),
+    ("trigger-task", _of_task(lambda e, t: ("trigger-task", t, e.checkpoint)), "trigger-task", False),
+    # The RPC reached a TaskExecutor that no longer runs t: no checkpoint id is logged.
+    ("trigger-unknown", _of_task(lambda e, t: ("trigger-task", t, None)), "trigger-task", False),
+    ("barrier", _barrier, "barrier", False),
+    ("ack", _of_task(lambda e, t: ("ack", t, e.checkpoint)), "ack", False),
+    ("decline", _of_task(lambda e, t: ("decline", t, e.checkpoint)), None, False),
+    ("notify-complete", _of_task(lambda e, t: ("notify", t, e.checkpoint)), "notify", False),
+    ("task-state", _state_switch, None, False),
+    ("execution-state", _state_switch, None, False),
+    ("task-ended", _of_task(lambda e, t: ("ended", t)), "ended", True),
+    ("operators-finished", _of_task(lambda e, t: ("closing", t)), "closing", True),
+    ("checkpoint-started", _of_task(lambda e, t: ("snapshot", t, e.checkpoint)), "snapshot", True),
+):
+    add_observer("protocol", _kind, _observe, _shows, _names_only)
