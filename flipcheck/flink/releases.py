@@ -155,14 +155,15 @@ def _cached_lib(version: str) -> Path:
     return releases_dir() / version / "pyflink" / "lib"
 
 
-def installed_releases() -> dict[str, Path]:
-    """Every release in the cache: version -> its lib directory, oldest first."""
-    found = {}
+def installed_releases() -> list[FlinkInstall]:
+    """Every release in the cache, oldest first (scratch directories of installs under way,
+    ``.VERSION-*``, are not releases)."""
+    found = []
     if releases_dir().is_dir():
         for entry in releases_dir().iterdir():
             if not entry.name.startswith(".") and supported(entry.name) and dist_jar(_cached_lib(entry.name)):
-                found[entry.name] = _cached_lib(entry.name)
-    return dict(sorted(found.items(), key=lambda item: parse_version(item[0])))
+                found.append(FlinkInstall(entry.name, _cached_lib(entry.name), "cache"))
+    return sorted(found, key=lambda install: parse_version(install.version))
 
 
 def _index_versions(timeout: float) -> list[str] | None:
