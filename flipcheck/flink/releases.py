@@ -60,7 +60,7 @@ __all__ = [
     "nearest_releases",
     "venv_flink",
     "install_release",
-    "flink_home",
+    "from_flink_home",
     "resolve_flink",
 ]
 
@@ -255,7 +255,7 @@ def install_release(version: str, progress: Callable[[str], None] | None = None)
     return FlinkInstall(version, lib, "downloaded")
 
 
-def flink_home(directory: str) -> FlinkInstall:
+def from_flink_home(directory: str) -> FlinkInstall:
     """``--flink-home DIR``: a Flink distribution (``DIR/lib``) or its ``lib`` folder itself."""
     home = Path(directory)
     for lib in (home / "lib", home):
@@ -274,14 +274,14 @@ def flink_home(directory: str) -> FlinkInstall:
     raise UsageError(f"--flink-home {directory}: {what}; give a Flink distribution such as flink-1.17.2/")
 
 
-def resolve_flink(flink: str | None = None, flink_home_dir: str | None = None,
+def resolve_flink(flink: str | None = None, flink_home: str | None = None,
                   progress: Callable[[str], None] | None = None) -> FlinkInstall:
     """The Flink release a run uses (see the module's docstring); :class:`UsageError` (one line
     naming the option) when it cannot be had."""
-    if flink is not None and flink_home_dir is not None:
+    if flink is not None and flink_home is not None:
         raise UsageError("--flink and --flink-home exclude each other")
-    if flink_home_dir is not None:
-        return flink_home(flink_home_dir)
+    if flink_home is not None:
+        return from_flink_home(flink_home)
     venv = venv_flink()
     if flink is None:
         if venv is None:

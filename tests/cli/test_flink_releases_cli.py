@@ -94,7 +94,7 @@ def test_a_flink_home_or_its_lib_folder_gives_the_version_of_its_flink_dist_jar(
     lib.mkdir(parents=True)
     (lib / "flink-dist-1.17.2.jar").write_bytes(b"")
     for home in (tmp_path / "flink-1.17.2", lib):
-        install = resolve_flink(flink_home_dir=str(home))
+        install = resolve_flink(flink_home=str(home))
         assert (install.version, install.lib, install.source) == ("1.17.2", lib.resolve(), "flink-home")
 
 
@@ -103,7 +103,7 @@ def test_a_flink_dist_jar_without_a_version_in_its_name_is_read_by_its_manifest(
     lib.mkdir()
     with zipfile.ZipFile(lib / "flink-dist.jar", "w") as jar:
         jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nImplementation-Version: 1.16.3-SNAPSHOT\n")
-    assert resolve_flink(flink_home_dir=str(tmp_path)).version == "1.16.3"
+    assert resolve_flink(flink_home=str(tmp_path)).version == "1.16.3"
     with zipfile.ZipFile(lib / "flink-dist.jar", "w") as jar:
         jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
     _refused(capsys, ["flink", "run", CHAIN, "--out", str(tmp_path / "o"), "--flink-home", str(tmp_path)],
