@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,7 @@ from flipcheck.cli import main
 from flipcheck.flink import engine, releases
 from flipcheck.flink.releases import KNOWN_RELEASES, parse_version, resolve_flink, supported, version_from_jar_name
 
-CHAIN = "examples/graphs/flink/chain.json"
+CHAIN = str(Path(__file__).resolve().parents[2] / "examples" / "graphs" / "flink" / "chain.json")
 
 
 def _refused(capsys, argv, *needles):

@@ -4,6 +4,7 @@ adapters: it finishes, FLIP-147 is on (1.14 defaults it to off), and the final c
 commits every record."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -12,11 +13,12 @@ from flipcheck.cli import main
 pytestmark = pytest.mark.flink
 
 RELEASE = "1.14.6"
+CHAIN = str(Path(__file__).resolve().parents[2] / "examples" / "graphs" / "flink" / "chain.json")
 
 
 def test_the_chain_runs_on_flink_1_14_6(tmp_path, capsys):
     out = tmp_path / "run"
-    assert main(["flink", "run", "examples/graphs/flink/chain.json", "--out", str(out), "--records", "10",
+    assert main(["flink", "run", CHAIN, "--out", str(out), "--records", "10",
                  "--flink", RELEASE]) == 0, capsys.readouterr().err
     summary = json.loads((out / "run.json").read_text())
     assert summary["flink"]["version"] == RELEASE and summary["flink"]["source"] in ("cache", "downloaded")
