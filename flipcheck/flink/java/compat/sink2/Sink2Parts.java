@@ -1,13 +1,29 @@
-// What the Sink V2 APIs of 1.15-1.20 and of 2.x share: the writer's methods but for the interface
-// that marks it as committing, and the committer. compat/sinkv2_1_15 and compat/sinkv2_2_0 use them.
+// What the Sink V2 APIs of 1.15-1.20 and of 2.x share: the sink's state and committable
+// serializer, the writer's methods but for the interface that marks it as committing, and the
+// committer. compat/sinkv2_1_15 and compat/sinkv2_2_0 use them.
 
 import java.io.IOException;
+import java.io.Serializable;
 import java.util.Collection;
 
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
 
 final class Sink2Parts {
+    /** A sink over FlipcheckJob.Transactions; a subclass adds the release's committing Sink API. */
+    abstract static class FileSink implements Serializable {
+        final FlipcheckJob.Transactions transactions;
+
+        FileSink(FlipcheckJob.Transactions transactions) {
+            this.transactions = transactions;
+        }
+
+        public SimpleVersionedSerializer<String> getCommittableSerializer() {
+            return new FlipcheckJob.NameSerializer();
+        }
+    }
+
     /** A writer over FlipcheckJob.Transactions; a subclass adds the release's committing interface. */
     abstract static class Writer implements SinkWriter<Long> {
         final FlipcheckJob.Transactions.Writer writer;

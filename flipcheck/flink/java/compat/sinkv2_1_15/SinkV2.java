@@ -4,13 +4,10 @@
 
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.api.connector.sink2.TwoPhaseCommittingSink;
-import org.apache.flink.core.io.SimpleVersionedSerializer;
 
-final class SinkV2 implements TwoPhaseCommittingSink<Long, String> {
-    final FlipcheckJob.Transactions transactions;
-
+final class SinkV2 extends Sink2Parts.FileSink implements TwoPhaseCommittingSink<Long, String> {
     SinkV2(FlipcheckJob.Transactions transactions) {
-        this.transactions = transactions;
+        super(transactions);
     }
 
     public PrecommittingSinkWriter<Long, String> createWriter(InitContext context) {
@@ -19,10 +16,6 @@ final class SinkV2 implements TwoPhaseCommittingSink<Long, String> {
 
     public Committer<String> createCommitter() {
         return new Sink2Parts.FileCommitter(transactions);
-    }
-
-    public SimpleVersionedSerializer<String> getCommittableSerializer() {
-        return new FlipcheckJob.NameSerializer();
     }
 
     static final class Writer extends Sink2Parts.Writer implements PrecommittingSinkWriter<Long, String> {

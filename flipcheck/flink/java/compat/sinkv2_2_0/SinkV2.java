@@ -8,13 +8,10 @@ import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.SupportsCommitter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
-import org.apache.flink.core.io.SimpleVersionedSerializer;
 
-final class SinkV2 implements Sink<Long>, SupportsCommitter<String> {
-    final FlipcheckJob.Transactions transactions;
-
+final class SinkV2 extends Sink2Parts.FileSink implements Sink<Long>, SupportsCommitter<String> {
     SinkV2(FlipcheckJob.Transactions transactions) {
-        this.transactions = transactions;
+        super(transactions);
     }
 
     public SinkWriter<Long> createWriter(WriterInitContext context) {
@@ -23,10 +20,6 @@ final class SinkV2 implements Sink<Long>, SupportsCommitter<String> {
 
     public Committer<String> createCommitter(CommitterInitContext context) {
         return new Sink2Parts.FileCommitter(transactions);
-    }
-
-    public SimpleVersionedSerializer<String> getCommittableSerializer() {
-        return new FlipcheckJob.NameSerializer();
     }
 
     static final class Writer extends Sink2Parts.Writer implements CommittingSinkWriter<Long, String> {
