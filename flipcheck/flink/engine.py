@@ -17,7 +17,8 @@ stores the REST plan, and waits for the job to end. Everything lands in the outp
 * ``spec.json``, ``log4j2.properties``, ``jvm.out``: what the JVM was given and printed.
 
 The compiled classes are cached under ``$XDG_CACHE_HOME/flipcheck`` (default ``~/.cache/flipcheck``)
-in a directory named for the Flink version and the hash of the Java sources; a compile goes into a
+in a directory named for the Flink version and the hash of the Java sources (and of the
+flink-dist jar's name, size and time); a compile goes into a
 temporary directory first and is renamed into place, so two processes may compile at once.
 
 Records follow the model (:class:`flipcheck.model.protocol.Job`, J1): every subtask of a source
@@ -48,7 +49,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from flipcheck.errors import UsageError
-from flipcheck.flink.releases import FLINK_DISTRIBUTION, FlinkInstall, cache_root, parse_version, resolve_flink
+from flipcheck.flink.releases import FLINK_DISTRIBUTION, FlinkInstall, cache_root, dist_jar, parse_version, resolve_flink
 from flipcheck.model.jobgraph import ALL_TO_ALL, JobGraph, JobVertex
 from flipcheck.system_tools import find_program
 
@@ -237,6 +238,11 @@ def compile_job(javac: str, version: str, lib: Path) -> tuple[Path, float]:
     digest = hashlib.sha256()
     for path in sources:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    jar = dist_jar(lib)
+    if jar is not None:
+        # A build of one's own (--flink-home) keeps its version while its jars change.
+        stat = jar.stat()
+        digest.update(f"{jar.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     key = f"flink-{version}-{digest.hexdigest()[:16]}"
     target = cache_root() / key
     if (target / _COMPILED).is_file():

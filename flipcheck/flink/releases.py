@@ -20,8 +20,8 @@ Example
 -------
 >>> parse_version("1.14.6")
 (1, 14, 6)
->>> version_from_jar_name("flink-dist_2.11-1.14.6.jar")
-'1.14.6'
+>>> version_from_jar_name("flink-dist_2.11-1.14.6.jar"), version_from_jar_name("flink-dist-2.2-SNAPSHOT.jar")
+('1.14.6', '2.2-SNAPSHOT')
 >>> supported("1.13.6"), supported("2.3.0")
 (False, True)
 >>> nearest_releases("1.14.1")
@@ -83,8 +83,10 @@ KNOWN_RELEASES = (
 OLDEST = (1, 14, 0)
 _NEWEST_MINOR = (2, 3)   # 2.3.x is supported; the job builder has not met 2.4
 _INDEX_TIMEOUT_SECONDS = 8
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
-_DIST_JAR = re.compile(r"flink-dist(?:_\d+\.\d+)?-(\d+\.\d+\.\d+)(?:-SNAPSHOT)?\.jar")
+# A build of one's own may say "2.2-SNAPSHOT" (a branch's version) or "1.20.1-SNAPSHOT".
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?(?:-SNAPSHOT)?")
+_RELEASE = re.compile(r"\d+\.\d+\.\d+")
+_DIST_JAR = re.compile(r"flink-dist(?:_\d+\.\d+)?-(\d+\.\d+(?:\.\d+)?(?:-SNAPSHOT)?)\.jar")
 
 
 @dataclass(frozen=True)
@@ -101,11 +103,13 @@ class FlinkInstall:
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
-    """``"1.14.6"`` -> ``(1, 14, 6)``; ValueError for anything else (``-SNAPSHOT`` is dropped)."""
-    match = _VERSION.fullmatch(text.strip().removesuffix("-SNAPSHOT"))
+    """``"1.14.6"`` -> ``(1, 14, 6)``, a build's ``"2.2-SNAPSHOT"`` -> ``(2, 2, 0)``; ValueError
+    for anything else."""
+    match = _VERSION.fullmatch(text.strip())
     if not match:
         raise ValueError(f"{text!r} is not a Flink version such as 1.14.6")
-    return tuple(int(part) for part in match.groups())  # type: ignore[return-value]
+    major, minor, patch = match.groups()
+    return int(major), int(minor), int(patch or 0)
 
 
 def supported(version: str) -> bool:
@@ -136,8 +140,8 @@ def _manifest_version(jar: Path) -> str | None:
         return None
     for key in ("Implementation-Version", "Bundle-Version"):
         match = re.search(rf"^{key}: *(\S+)", manifest, re.MULTILINE)
-        if match and _VERSION.fullmatch(match.group(1).removesuffix("-SNAPSHOT")):
-            return match.group(1).removesuffix("-SNAPSHOT")
+        if match and _VERSION.fullmatch(match.group(1)):
+            return match.group(1)
     return None
 
 
@@ -288,10 +292,8 @@ def resolve_flink(flink: str | None = None, flink_home: str | None = None,
             raise UsageError(f"the Flink jars are not installed: pip install 'flipcheck[flink]' (the {FLINK_DISTRIBUTION} "
                              "package, about 330 MB), run `make install`, or choose one with --flink VERSION")
         return venv
-    try:
-        parse_version(flink)
-    except ValueError as error:
-        raise UsageError(f"--flink: {error}") from None
+    if not _RELEASE.fullmatch(flink):
+        raise UsageError(f"--flink: {flink!r} is not a Flink release such as 1.14.6")
     if not supported(flink):
         raise UsageError(f"--flink {flink}: not supported: FLIP-147 runs need a release from {KNOWN_RELEASES[0]} to 2.3.x")
     if venv is not None and venv.version == flink:

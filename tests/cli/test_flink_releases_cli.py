@@ -49,8 +49,9 @@ def _fake_pip(monkeypatch, script: str):
 
 @pytest.mark.parametrize("name, version", [
     ("flink-dist-1.17.2.jar", "1.17.2"), ("flink-dist_2.11-1.14.6.jar", "1.14.6"),
-    ("flink-dist_2.12-1.15.4.jar", "1.15.4"), ("flink-dist-2.1.0-SNAPSHOT.jar", "2.1.0"),
-    ("flink-dist.jar", None), ("flink-dist-2.1-SNAPSHOT.jar", None), ("flink-table-1.17.2.jar", None),
+    ("flink-dist_2.12-1.15.4.jar", "1.15.4"), ("flink-dist-2.1.0-SNAPSHOT.jar", "2.1.0-SNAPSHOT"),
+    ("flink-dist-2.2-SNAPSHOT.jar", "2.2-SNAPSHOT"), ("flink-dist_2.12-1.14-SNAPSHOT.jar", "1.14-SNAPSHOT"),
+    ("flink-dist.jar", None), ("flink-dist-2.x.jar", None), ("flink-table-1.17.2.jar", None),
 ])
 def test_the_version_is_read_from_a_flink_dist_jar_name(name, version):
     assert version_from_jar_name(name) == version
@@ -58,11 +59,12 @@ def test_the_version_is_read_from_a_flink_dist_jar_name(name, version):
 
 def test_versions_parse_and_the_supported_range_is_flip_147s():
     assert parse_version("1.20.5") == (1, 20, 5) and parse_version("2.0.0-SNAPSHOT") == (2, 0, 0)
-    for bad in ("1.2", "v1.14.0", "1.14.x", "", "0.0"):
+    assert parse_version("2.2-SNAPSHOT") == (2, 2, 0)  # a branch built with mvn install
+    for bad in ("1", "v1.14.0", "1.14.x", "", "1.14.6-rc1"):
         with pytest.raises(ValueError):
             parse_version(bad)
-    assert [supported(v) for v in ("1.13.6", "1.14.0", "2.3.0", "2.3.7", "2.4.0", "9.9.9", "0.0")] == \
-        [False, True, True, True, False, False, False]
+    assert [supported(v) for v in ("1.13.6", "1.14.0", "2.3.0", "2.3.7", "2.4.0", "9.9.9", "0.0", "2.3-SNAPSHOT")] == \
+        [False, True, True, True, False, False, False, True]
 
 
 def test_the_known_release_list_runs_from_1_14_0_to_2_3_0_without_the_unpublished_1_14_1():
@@ -103,8 +105,9 @@ def test_a_flink_dist_jar_without_a_version_in_its_name_is_read_by_its_manifest(
     lib = tmp_path / "lib"
     lib.mkdir()
     with zipfile.ZipFile(lib / "flink-dist.jar", "w") as jar:
-        jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nImplementation-Version: 1.16.3-SNAPSHOT\n")
-    assert resolve_flink(flink_home=str(tmp_path)).version == "1.16.3"
+        jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nImplementation-Version: 1.16-SNAPSHOT\n")
+    install = resolve_flink(flink_home=str(tmp_path))
+    assert install.version == "1.16-SNAPSHOT" and engine.adapters(install.version) == ("flink1", "sink2", "sinkv2_1_15")
     with zipfile.ZipFile(lib / "flink-dist.jar", "w") as jar:
         jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
     _refused(capsys, ["flink", "run", CHAIN, "--out", str(tmp_path / "o"), "--flink-home", str(tmp_path)],
@@ -120,7 +123,8 @@ def test_a_flink_home_of_an_unsupported_release_is_refused(tmp_path, capsys, no_
 
 @pytest.mark.parametrize("version, needles", [
     ("9.9.9", ("--flink 9.9.9", "1.14.0 to 2.3.x")), ("1.13.6", ("--flink 1.13.6", "not supported")),
-    ("1.2", ("--flink", "not a Flink version")),
+    ("1.2", ("--flink", "not a Flink release such as 1.14.6")),
+    ("2.2-SNAPSHOT", ("--flink", "not a Flink release")),  # a build is --flink-home's
 ])
 def test_an_unsupported_flink_version_is_one_line_without_pip(version, needles, tmp_path, capsys, cache, monkeypatch, no_jvm):
     monkeypatch.setattr(releases.subprocess, "run", lambda *a, **k: pytest.fail("pip must not be asked"))
@@ -240,3 +244,19 @@ def test_releases_lists_the_installed_and_the_installable(cache, monkeypatch, ca
     assert main(["flink", "releases"]) == 0
     text = capsys.readouterr().out
     assert "1.14.6" in text and "did not answer" in text
+
+
+def test_a_rebuilt_flink_home_is_compiled_against_again(tmp_path, cache):
+    # A stand-in javac: writes the class file the cache entry is marked complete by.
+    javac = tmp_path / "javac"
+    javac.write_text(f"#!{sys.executable}\nimport pathlib, sys\n"
+                     "out = pathlib.Path(sys.argv[sys.argv.index('-d') + 1])\n(out / 'FlipcheckJob.class').write_bytes(b'')\n")
+    javac.chmod(0o755)
+    lib = tmp_path / "flink-2.2-SNAPSHOT" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "flink-dist-2.2-SNAPSHOT.jar").write_bytes(b"first build")
+    first, _ = engine.compile_job(str(javac), "2.2-SNAPSHOT", lib)
+    assert engine.compile_job(str(javac), "2.2-SNAPSHOT", lib) == (first, 0.0)  # cached
+    (lib / "flink-dist-2.2-SNAPSHOT.jar").write_bytes(b"the second build")
+    second, _ = engine.compile_job(str(javac), "2.2-SNAPSHOT", lib)
+    assert second != first and second.name.startswith("flink-2.2-SNAPSHOT-")
