@@ -5,8 +5,8 @@ and of each subcommand's `--help` (their EPILOG). The convention, stated in READ
 
 * an example exits 0 unless its comment says ``exit N`` (README: after ``#``; --help: the text
   after the command, two or more spaces away);
-* an example whose comment says ``needs a Spark cluster`` or ``needs a running Flink job`` is
-  shown, not run: only its flipcheck command line is parsed;
+* an example whose comment says ``needs a Spark cluster``, ``needs a running Flink job`` or
+  ``needs network access`` is shown, not run: only its flipcheck command line is parsed;
 * examples run in the documented order, in one scratch directory per source (so one example may
   read what an earlier one wrote), where ``examples/`` and ``tests/`` are the repository's and an
   absolute output path is rewritten into the scratch directory;
@@ -33,7 +33,7 @@ __all__ = ["REPOSITORY", "SLOW", "Example", "Ran", "assert_ran_as_documented", "
            "grouped", "run_in_order"]
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-NOT_RUN_NEEDS = ("a Spark cluster", "a running Flink job")
+NOT_RUN_NEEDS = ("a Spark cluster", "a running Flink job", "network access")
 _EXIT = re.compile(r"\bexit (\d)\b")
 _NEEDS = re.compile(r"\bneeds (" + "|".join(map(re.escape, NOT_RUN_NEEDS)) + r")\b")
 _SPARK_COMMANDS = ("sweep", "demo")

@@ -135,15 +135,16 @@ def watch_jvm(work: Callable[[], object], interval: float = 0.1) -> tuple[object
     return result, watch
 
 
-def bench_flink(out: Path | None = None):
+def bench_flink(out: Path | None = None, flink=None):
     """``(RunResult, JvmWatch)`` of one run of :data:`BENCH_GRAPH` (in a temporary directory
-    unless ``out`` is given)."""
+    unless ``out`` is given) on release ``flink`` (a :class:`~flipcheck.flink.releases.FlinkInstall`;
+    default: the venv's)."""
     from flipcheck.flink.engine import run_graph
 
     if out is not None:
-        return watch_jvm(lambda: run_graph(BENCH_GRAPH, out))
+        return watch_jvm(lambda: run_graph(BENCH_GRAPH, out, flink=flink))
     with tempfile.TemporaryDirectory(prefix="flipcheck-bench-flink-") as scratch:
-        return watch_jvm(lambda: run_graph(BENCH_GRAPH, Path(scratch)))
+        return watch_jvm(lambda: run_graph(BENCH_GRAPH, Path(scratch), flink=flink))
 
 
 def report_lines(result, watch: JvmWatch, validation=None) -> list[str]:

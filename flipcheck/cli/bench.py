@@ -17,10 +17,10 @@ Benchmarks (speed goals are measured here, never by timed tests).
                             whole-job protocol (generators/protocol.py example graphs, every
                             mode, 0 and 1 failover), keeping states and keeping fingerprints,
                             and with each reduction (--reduction por, symmetry, all)
-  flipcheck bench flink     one small real Flink 2.3 job (source -> map -> two-phase-commit sink,
+  flipcheck bench flink     one small real Flink job (source -> map -> two-phase-commit sink,
                             parallelism 2): wall time split into compile, JVM start, job,
                             total and validation (conform); the JVM's listening addresses and
-                            peak memory
+                            peak memory; 2.3.0 unless --flink VERSION / --flink-home DIR
   flipcheck bench conform   `flipcheck conform` on a long real log (--lines, default 100,000:
                             a job of about 40 s): seconds and microseconds per line when 1/4,
                             1/2, 3/4 and all of it are explained (linear?), reading alone;
@@ -51,7 +51,7 @@ OPTIONS = {
     "barriers": ("json",),
     "explore": ("json",),
     "sweep": ("budget", "repeat", "suites", "json"),
-    "flink": ("json",),
+    "flink": ("json", "flink", "flink_home"),
     "conform": ("lines", "json", "dir"),
 }
 DEFAULTS = {"algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None, "lines": 100_000, "dir": None}
@@ -74,6 +74,9 @@ def configure(parser) -> None:
                         help="conform: about how many lines the real job's log should have (default: 100,000)")
     parser.add_argument("--dir", metavar="DIR", help="conform: time accepting and rejecting (altered) logs of "
                                                      "this flipcheck flink run directory, without a new job")
+    from flipcheck.cli.flink import add_release_options
+
+    add_release_options(parser)  # flink: the release (flipcheck flink run --help)
 
 
 def _check_options(args) -> None:
@@ -86,6 +89,9 @@ def _check_options(args) -> None:
         elif name not in OPTIONS[args.target]:
             users = [t for t, names in OPTIONS.items() if name in names]
             raise UsageError(f"--{name} does not apply to `bench {args.target}` (it applies to bench {', '.join(users)})")
+    for name in ("flink", "flink_home"):
+        if getattr(args, name) is not None and name not in OPTIONS[args.target]:
+            raise UsageError(f"--{name.replace('_', '-')} does not apply to `bench {args.target}` (it applies to bench flink)")
 
 
 def _bench_barriers(args) -> int:
@@ -187,7 +193,9 @@ def _bench_flink(args) -> int:
     from flipcheck.flink.conform import conform_files
 
     with tempfile.TemporaryDirectory(prefix="flipcheck-bench-flink-") as scratch:
-        result, watch = bench_flink(Path(scratch))
+        from flipcheck.cli.flink import chosen_release
+
+        result, watch = bench_flink(Path(scratch), flink=chosen_release(args))
         started = time.perf_counter()
         conformance = conform_files(str(Path(scratch) / "plan.json"), [str(Path(scratch) / "flink.log")])
         validation = (time.perf_counter() - started, conformance)

@@ -1,4 +1,18 @@
-"""``flipcheck flink run``: run a job graph as a real Flink 2.3 job on a local MiniCluster."""
+"""``flipcheck flink run`` / ``flink releases``: run a job graph as a real Flink job (1.14.0 to 2.3.x)
+on a local MiniCluster; list the releases installed and installable.
+
+:func:`add_release_options` and :func:`chosen_release` give every command that starts Flink the
+same ``--flink VERSION`` / ``--flink-home DIR``.
+
+Example
+-------
+>>> import argparse
+>>> parser = argparse.ArgumentParser()
+>>> add_release_options(parser)
+>>> args = parser.parse_args(["--flink", "1.14.6"])
+>>> args.flink, args.flink_home
+('1.14.6', None)
+"""
 
 from __future__ import annotations
 
@@ -6,14 +20,32 @@ import argparse
 import re
 import sys
 
-HELP = "run a job graph on real Flink 2.3 (local MiniCluster; needs a JDK and the flink extra)"
+HELP = "run a job graph on real Flink, 1.14 to 2.3 (local MiniCluster; needs a JDK and Flink's jars)"
 DESCRIPTION = """\
-Real Flink 2.3, started by flipcheck. One action today:
+Real Flink, started by flipcheck:
 
   flipcheck flink run GRAPH.json --out DIR    run a job graph as a Flink job (see run --help)
+  flipcheck flink releases [--json]           the Flink releases installed, and those installable
 
-It needs a JDK (java and javac, 17 or later) and the flink extra (pip install 'flipcheck[flink]',
-the apache-flink-libraries jars, about 330 MB; `make install` installs it).
+It needs a JDK (java and javac, 17 or later) and Flink's jars: by default the flink extra's
+(pip install 'flipcheck[flink]', apache-flink-libraries 2.3.0, about 330 MB; `make install`
+installs it); --flink VERSION runs another release from 1.14.0 on (installed into
+~/.cache/flipcheck/releases on first use), --flink-home DIR your own build.
+"""
+RELEASES_DESCRIPTION = """\
+flipcheck flink releases lists the Flink releases flipcheck can run: those installed (the flink
+extra's, in the venv, and those in the release cache $XDG_CACHE_HOME/flipcheck/releases/, with
+where their jars are) and those --flink VERSION installs on first use: every release from 1.14.0
+(FLIP-147's first) to 2.3.x, as flipcheck knows them, plus newer patch releases when the package
+index answers within a few seconds (offline, the known list alone).
+"""
+RELEASES_EPILOG = """\
+examples:
+  flipcheck flink releases
+  flipcheck flink releases --json
+
+output: installed releases one a line (VERSION SOURCE LIB), then the installable ones; --json:
+  {"installed": [{"version", "source", "lib"}, ...], "installable": [...], "index_answered": bool}.
 """
 RUN_DESCRIPTION = """\
 flipcheck flink run GRAPH.json --out DIR builds a real Flink streaming job from a job graph and
@@ -35,12 +67,25 @@ DIR receives flink.log (Flink's log; DEBUG where docs/conformance.md asks for it
 {"job_id", "status", "checkpoints_completed", "records_committed", "seconds", ...}. The first
 run compiles the job builder with javac into ~/.cache/flipcheck. See docs/conformance.md,
 "Running real jobs".
+
+The release: by default the flink extra's (2.3.0); --flink VERSION any release from 1.14.0 to
+2.3.x, installed on first use into ~/.cache/flipcheck/releases/VERSION by pip (one line on
+stderr; only the apache-flink-libraries package, about 250 MB); --flink-home DIR your own build:
+a Flink distribution with lib/flink-dist*.jar (a release tarball, or flink-dist/target/
+flink-*-bin/flink-* after mvn install), or that lib folder itself. run.json's "flink" says which
+release ran and where its jars came from.
 """
 EPILOG = """\
 examples:
   flipcheck flink run examples/graphs/protocol-join.json --out run1 --records 40
   flipcheck flink run examples/graphs/protocol-union.json --out run2 --mode unaligned --fail sink:1@10
   flipcheck flink run examples/graphs/protocol-pair.json --out run3 --no-checkpoints-after-tasks-finished
+  flipcheck flink run examples/graphs/flink/chain.json --out run4 --records 20 --flink 1.14.6
+                       another release, FLIP-147's first line (needs network access the first time)
+  flipcheck flink run examples/graphs/flink/chain.json --out run5 --flink 9.9.9
+                       exit 2: not a release from 1.14.0 to 2.3.x
+  flipcheck flink run examples/graphs/flink/chain.json --out run6 --flink-home /nonexistent
+                       exit 2: not a Flink distribution
 
 output: one line on stdout: DIR: job <id> FINISHED, N checkpoints completed, N records committed
   (exactly once: N), T s (JVM start T s, job T s). "exactly once" counts each source record once
@@ -49,7 +94,8 @@ output: one line on stdout: DIR: job <id> FINISHED, N checkpoints completed, N r
 
 exit codes: 0 the job finished; 1 the job did not finish (it failed for good after its
   restarts, or the JVM died or timed out: one line on stderr); 2 a malformed graph, a bad
-  option, or no JDK / no Flink jars (the line says what to install).
+  option, or no JDK / no Flink jars (the line says what to install), a release that is not
+  supported or cannot be installed (offline, no such release), a --flink-home without jars.
 """
 
 _FAIL = re.compile(r"(?P<vertex>.+):(?P<subtask>[0-9]{1,6})@(?P<record>[0-9]{1,12})")
@@ -64,6 +110,28 @@ def fail_point(text: str):
         raise argparse.ArgumentTypeError(
             f"{text!r} is not VERTEX:SUBTASK@RECORD (e.g. map:0@10: subtask 0 of map fails at its 10th record)")
     return FailAt(match["vertex"], int(match["subtask"]), int(match["record"]))
+
+
+def add_release_options(parser) -> None:
+    """``--flink VERSION`` and ``--flink-home DIR`` (mutually exclusive) on ``parser``."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--flink", metavar="VERSION",
+                       help="the Flink release, 1.14.0 to 2.3.x (default: the flink extra's, 2.3.0); "
+                            "installed into ~/.cache/flipcheck/releases on first use")
+    group.add_argument("--flink-home", metavar="DIR",
+                       help="your own Flink build: a distribution with lib/flink-dist*.jar, or that lib folder")
+
+
+def chosen_release(args):
+    """The :class:`~flipcheck.flink.releases.FlinkInstall` the options name (installing it, with
+    one progress line on stderr); :class:`~flipcheck.errors.UsageError` naming the option."""
+    from flipcheck.flink.releases import resolve_flink
+
+    def progress(line: str) -> None:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    return resolve_flink(getattr(args, "flink", None), getattr(args, "flink_home", None), progress=progress)
 
 
 def configure(parser) -> None:
@@ -89,6 +157,11 @@ def configure(parser) -> None:
                             help="turn FLIP-147 off (execution.checkpointing.checkpoints-after-tasks-finish: false)")
     run_parser.add_argument("--seed", type=bounded_int(0, 2**63 - 1), default=0, metavar="N",
                             help="seeds the sources' pacing jitter and the hash keys (default: %(default)s)")
+    add_release_options(run_parser)
+    releases_parser = commands.add_parser("releases", help="the Flink releases installed and installable",
+                                          description=RELEASES_DESCRIPTION, epilog=RELEASES_EPILOG,
+                                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    releases_parser.add_argument("--json", action="store_true", help="one JSON object")
 
 
 def summary_line(result) -> str:
@@ -99,8 +172,35 @@ def summary_line(result) -> str:
             + (f", compile {times.compile:.1f} s" if times.compile else "") + ")")
 
 
+def list_releases(args) -> int:
+    import json
+
+    from flipcheck.flink.releases import available_releases, installed_releases, venv_flink
+
+    venv = venv_flink()
+    installed = [venv] if venv else []
+    installed += [install for install in installed_releases() if venv is None or install.version != venv.version]
+    installable, answered = available_releases()
+    have = {install.version for install in installed}
+    installable = [version for version in installable if version not in have]
+    if args.json:
+        print(json.dumps({"installed": [install.describe() for install in installed], "installable": installable,
+                          "index_answered": answered}, indent=1))
+        return 0
+    print("installed:" if installed else "installed: none")
+    for install in installed:
+        print(f"  {install.version:<8} {install.source:<6} {install.lib}")
+    where = "" if answered else " (the package index did not answer: flipcheck's own list)"
+    print(f"installable with --flink VERSION{where}:")
+    print("  " + ", ".join(installable))
+    return 0
+
+
 def run(args) -> int:
     from pathlib import Path
+
+    if args.flink_command == "releases":
+        return list_releases(args)
 
     from flipcheck.cli.types import check_output_dir, one_line
     from flipcheck.errors import InputError
@@ -113,9 +213,10 @@ def run(args) -> int:
         raise InputError(args.graph, str(error)) from None
     check_output_dir(args.out, "--out")
     try:
+        flink = chosen_release(args)
         result = run_graph(graph, Path(args.out), mode=args.mode, records=args.records, interval_ms=args.interval_ms,
                            fail=args.fail, checkpoints_after_tasks_finished=not args.no_checkpoints_after_tasks_finished,
-                           seed=args.seed)
+                           seed=args.seed, flink=flink)
     except FlinkRunError as error:
         sys.stderr.write(one_line(f"flipcheck flink run: {error}") + "\n")
         return 1

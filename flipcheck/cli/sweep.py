@@ -33,7 +33,7 @@ yarn, k8s://... The Spark UI is disabled. DIR must be visible to the driver and 
 """
 
 
-FLINK_SUITE_HELP = "random real jobs on a local Flink 2.3 (not in all; needs the flink extra and a JDK)"
+FLINK_SUITE_HELP = "random real jobs on a local Flink, 2.3 or --flink VERSION (not in all; needs a JDK)"
 FLINK_DETAILS = """
 flink suite: case i of seed S is a random job graph (2-4 vertices, parallelism 1-2, sink and
 union-list-state flags), a checkpointing mode, 10-40 records per source subtask, sometimes a
@@ -42,6 +42,7 @@ own (about 5 s, 300 MB; one case per Spark task) into DIR/runs/, then the confor
 validates it (a FLIP-147-off run against pre-flip-147, by its model check). A case whose JVM
 does not start or whose job times out is an error row, not a verdict. Needs
 pip install 'flipcheck[flink]' (make install) and a JDK 17; a rerun keeps the finished runs.
+--flink VERSION / --flink-home DIR run the cases on another release (flipcheck flink run --help).
 For example (about 2 minutes on 2 cores; the exit code depends on what the runs show):
   flipcheck sweep --suite flink --cases 20 --seed 1 --master local[2] --out out/flink
 """
@@ -114,6 +115,9 @@ def configure(parser) -> None:
     parser.add_argument("--batch-size", type=bounded_int(1, MAX_SIZE_BOUND), metavar="N",
                         help="cases per Spark task (default: about one second of work per suite)")
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory (created; resumed if it holds this sweep)")
+    from flipcheck.cli.flink import add_release_options
+
+    add_release_options(parser)  # --suite flink: the release its cases run on
 
 
 def _options(args, conf: dict):
@@ -131,13 +135,27 @@ def _options(args, conf: dict):
     return master
 
 
-def _require_flink(suite: str) -> None:
-    """A missing JDK or Flink is one line before Spark starts, not an error row per case."""
-    if suite == "flink":
-        from flipcheck.flink.engine import flink_lib, java_tools
+def _require_flink(args, conf: dict) -> dict:
+    """A missing JDK or Flink is one line before Spark starts, not an error row per case. The
+    release (installed now if need be) goes to every worker in the environment: the variables
+    to set while the sweep runs (``conf`` gets them for a cluster's executors)."""
+    import json
 
-        java_tools()
-        flink_lib()
+    from flipcheck.errors import UsageError
+
+    if args.suite != "flink":
+        for option in ("flink", "flink_home"):
+            if getattr(args, option) is not None:
+                raise UsageError(f"--{option.replace('_', '-')} applies to --suite flink only")
+        return {}
+    from flipcheck.cli.flink import chosen_release
+    from flipcheck.designs.flink_jobs import RELEASE_ENV
+    from flipcheck.flink.engine import java_tools
+
+    java_tools()
+    release = json.dumps(chosen_release(args).describe())
+    conf[f"spark.executorEnv.{RELEASE_ENV}"] = release
+    return {RELEASE_ENV: release}
 
 
 def spark_conf(pairs: list[str]) -> dict:
@@ -226,7 +244,14 @@ def run(args) -> int:
     conf = spark_conf(args.conf)
     master = _options(args, conf)
     spec = build_spec(args)
-    _require_flink(args.suite)
-    summary = run_spec(spec, args.out, master, conf=conf)
+    import os
+
+    workers = _require_flink(args, conf)
+    os.environ.update(workers)  # local mode: the workers inherit the driver's environment
+    try:
+        summary = run_spec(spec, args.out, master, conf=conf)
+    finally:
+        for name in workers:
+            os.environ.pop(name, None)
     print_result(summary, args.out)
     return 1 if summary["violations"] or summary.get("errors") else 0

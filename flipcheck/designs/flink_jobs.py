@@ -1,4 +1,4 @@
-"""The ``flink`` sweep suite: random real jobs, each run on a local Flink 2.3 and validated.
+"""The ``flink`` sweep suite: random real jobs, each run on a local Flink and validated.
 
 Not a design (no spec or engine variants of its own): it holds real Flink to the whole-job
 model. Case ``i`` of seed ``S`` (id ``flink:S:i``) is a small random job graph from
@@ -16,6 +16,10 @@ of a job that finished is stored in the folder as ``case.json``, last, so a resu
 it back instead of running the job again (a run that did not finish is tried again). A JVM
 that does not start, a job that times out or fails for good, and a model search that ran out
 of its state budget without another check failing are errors (one line), not verdicts.
+
+The release is the venv's (2.3.0) unless the variable :data:`RELEASE_ENV` names another
+(``sweep --suite flink --flink VERSION`` sets it before Spark starts, for every worker); a stored
+verdict of another release is not read back: the case runs again.
 
 Example (no JVM: generating cases)
 -------
@@ -42,14 +46,15 @@ from typing import NamedTuple
 from flipcheck.designs.suite import CaseSpace, Outcome, Suite
 from flipcheck.errors import InputError, UsageError
 from flipcheck.flink.engine import MODES, FailAt, FlinkRunError, run_graph
+from flipcheck.flink.releases import FlinkInstall, venv_flink
 from flipcheck.generators.choices import SeededChooser, choice
 from flipcheck.generators.job_graphs import generate_topology
 from flipcheck.model.graph_json import graph_to_json
 from flipcheck.model.jobgraph import JobGraph, JobVertex
 from flipcheck.properties.violation import Violation
 
-__all__ = ["FlinkCase", "FlinkJobsSuite", "CHECKS", "CASE_FILE", "CASE_TIMEOUT_SECONDS", "generate_case",
-           "case_folder", "stored_or_run", "judge_run", "suite"]
+__all__ = ["FlinkCase", "FlinkJobsSuite", "CHECKS", "CASE_FILE", "CASE_TIMEOUT_SECONDS", "RELEASE_ENV",
+           "case_release", "generate_case", "case_folder", "stored_or_run", "judge_run", "suite"]
 
 # conform's checks, in its order: the properties a real run can violate.
 CHECKS = ("model", "trigger-plan", "final-checkpoint", "ids-in-order", "committed-output")
@@ -57,6 +62,8 @@ CASE_FILE = "case.json"
 # A small job takes 5-15 s; a JVM still running after this long is stuck.
 CASE_TIMEOUT_SECONDS = 180
 _PRE_FLIP_147 = "pre-flip-147"
+# JSON of FlinkInstall.describe(): the release the CLI resolved once, read by every worker.
+RELEASE_ENV = "FLIPCHECK_FLINK_RELEASE"
 _DRAWS = 20
 _MESSAGE_LIMIT = 300
 
@@ -158,10 +165,11 @@ class FlinkJobsSpace(CaseSpace):
         return stored_or_run(folder, case_id, lambda: _run_and_conform(case, folder))
 
 
-def stored_or_run(folder: Path, case_id: str | None, run) -> Outcome:
-    """The verdict a finished run left in ``folder`` for ``case_id``, else ``run()``'s, stored
-    there when its job finished. Anything ``run`` raises is the case's error, not the sweep's."""
-    stored = _stored(folder, case_id)
+def stored_or_run(folder: Path, case_id: str | None, run, release: str | None = None) -> Outcome:
+    """The verdict a finished run on ``release`` (None: :func:`case_release`'s) left in ``folder``
+    for ``case_id``, else ``run()``'s, stored there when its job finished. Anything ``run`` raises
+    is the case's error, not the sweep's."""
+    stored = _stored(folder, case_id, release)
     if stored is not None:
         return stored
     try:
@@ -179,7 +187,16 @@ def stored_or_run(folder: Path, case_id: str | None, run) -> Outcome:
     return outcome
 
 
-def _stored(folder: Path, case_id: str | None) -> Outcome | None:
+def case_release() -> FlinkInstall | None:
+    """The release :data:`RELEASE_ENV` names (None: the venv's)."""
+    text = os.environ.get(RELEASE_ENV)
+    if not text:
+        return None
+    found = json.loads(text)
+    return FlinkInstall(found["version"], Path(found["lib"]), found["source"])
+
+
+def _stored(folder: Path, case_id: str | None, release: str | None = None) -> Outcome | None:
     """The verdict a finished run left in ``folder`` (None: not run, or run for another case)."""
     try:
         saved = json.loads((folder / CASE_FILE).read_text())
@@ -188,6 +205,11 @@ def _stored(folder: Path, case_id: str | None) -> Outcome | None:
     try:
         if case_id is None or saved["detail"]["id"] != case_id:
             return None
+        if release is None:
+            installed = case_release() or venv_flink()
+            release = installed.version if installed is not None else None
+        if release is not None and saved["detail"].get("flink", release) != release:
+            return None  # judged on another release
         return Outcome([Violation(p, m) for p, m in saved["violations"]], method="flink",
                        error=saved["error"], detail=saved["detail"])
     except (KeyError, TypeError, ValueError):  # damaged: run the case again
@@ -202,7 +224,7 @@ def _outcome_json(outcome: Outcome) -> dict:
 def _run_and_conform(case: FlinkCase, folder: Path) -> Outcome:
     """Run the case into ``folder`` and validate it (:func:`judge_run`)."""
     detail = {"flip147": case.flip147, "mode": case.mode, "records": case.records, "fail": _fail_text(case.fail)}
-    return judge_run(case.graph, folder, case.options(), flip147=case.flip147, detail=detail)
+    return judge_run(case.graph, folder, case.options(), flip147=case.flip147, detail=detail, flink=case_release())
 
 
 def judge_run(graph: JobGraph, folder: Path, options: dict, *, flip147: bool = True, detail: dict | None = None,
@@ -222,12 +244,12 @@ def judge_run(graph: JobGraph, folder: Path, options: dict, *, flip147: bool = T
               "status": None, "checkpoints": None, "seconds": None, "conforms": None, "first_unexplained": None}
     began = time.perf_counter()
     try:
-        installed = {} if flink is None else {"flink": flink}
-        result = run_graph(graph, folder, timeout_seconds=CASE_TIMEOUT_SECONDS, **options, **installed)
+        result = run_graph(graph, folder, timeout_seconds=CASE_TIMEOUT_SECONDS, flink=flink, **options)
     except (FlinkRunError, UsageError, OSError) as error:
         detail["seconds"] = round(time.perf_counter() - began, 3)
         return Outcome(method="flink", error=_one_line(f"flink run: {error}"), detail=detail)
-    detail.update(status=result.status, checkpoints=result.checkpoints_completed, seconds=round(result.times.total, 3),
+    detail.update(flink=result.flink.version if result.flink else None,
+                  status=result.status, checkpoints=result.checkpoints_completed, seconds=round(result.times.total, 3),
                   failure_injected=result.failure_injected, records_committed=result.records_committed,
                   records_expected=result.records_expected)
     if result.status != "FINISHED":
@@ -273,7 +295,7 @@ class FlinkJobsSuite(Suite):
 
     @property
     def title(self) -> str:
-        return "random real jobs on a local Flink 2.3, validated against the whole-job model"
+        return "random real jobs on a local Flink, validated against the whole-job model"
 
     def algorithms(self):
         return (self.engine,)

@@ -1,10 +1,11 @@
-"""Real Flink 2.3, started by flipcheck: a job graph run as a streaming job on a local MiniCluster.
+"""Real Flink (1.14.0 to 2.3.x), started by flipcheck: a job graph run as a streaming job on a local MiniCluster.
 
 :func:`run_graph` turns a flipcheck job graph into a job spec (:func:`job_spec`: which vertex is a
 source, an operator or a sink, how each input is partitioned, which record ids each source subtask
-emits), compiles the job builder ``flipcheck/flink/java/FlipcheckJob.java`` against the jars of
-the ``apache-flink-libraries`` package (the ``flink`` extra) on first use, and runs it in a JVM of
-its own. The JVM starts a MiniCluster whose every port is bound to 127.0.0.1, submits the job,
+emits), compiles the job builder ``flipcheck/flink/java/FlipcheckJob.java`` with the release's
+adapters (:func:`adapters`) against the jars of a Flink release
+(:func:`flipcheck.flink.releases.resolve_flink`: by default the ``apache-flink-libraries`` package
+of the ``flink`` extra) on first use, and runs it in a JVM of its own. The JVM starts a MiniCluster whose every port is bound to 127.0.0.1, submits the job,
 stores the REST plan, and waits for the job to end. Everything lands in the output directory:
 
 * ``flink.log``: Flink's log in its default layout, DEBUG on the five checkpointing classes
@@ -12,16 +13,25 @@ stores the REST plan, and waits for the job to end. Everything lands in the outp
 * ``plan.json``: ``GET /jobs/<id>/plan`` of the running job, byte for byte;
 * ``output/<vertex>/committed/``: what the exactly-once sinks committed, one record id a line
   (``pending/`` holds transactions never committed: those of a failed attempt);
-* ``run.json``: :func:`run_summary`;
+* ``run.json``: :func:`run_summary` (with the Flink version and where its jars came from);
 * ``spec.json``, ``log4j2.properties``, ``jvm.out``: what the JVM was given and printed.
 
 The compiled classes are cached under ``$XDG_CACHE_HOME/flipcheck`` (default ``~/.cache/flipcheck``)
-in a directory named for the Flink version and the hash of the Java source; a compile goes into a
+in a directory named for the Flink version and the hash of the Java sources (and of the
+flink-dist jar's name, size and time); a compile goes into a
 temporary directory first and is renamed into place, so two processes may compile at once.
 
 Records follow the model (:class:`flipcheck.model.protocol.Job`, J1): every subtask of a source
 emits ``records`` ids (the vertex's ``"records"``, or the default), numbered from 0 in the model's
 task order, so the committed ids can be held against the model's record ids.
+
+Example
+-------
+>>> adapters("1.14.6"), adapters("2.3.0")
+(('flink1', 'sinkv1_1_14'), ('flink2', 'sink2', 'sinkv2_2_0'))
+>>> flink_configuration({"interval_ms": 100, "mode": "aligned", "checkpoints_after_tasks_finished": True,
+...                      "restart_attempts": 3}, "1.14.6")["execution.checkpointing.checkpoints-after-tasks-finish.enabled"]
+'true'
 """
 
 from __future__ import annotations
@@ -35,16 +45,18 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from types import MappingProxyType
 
 from flipcheck.errors import UsageError
+from flipcheck.flink.releases import FLINK_DISTRIBUTION, FlinkInstall, cache_root, dist_jar, parse_version, resolve_flink
 from flipcheck.model.jobgraph import ALL_TO_ALL, JobGraph, JobVertex
 from flipcheck.system_tools import find_program
 
 __all__ = [
     "FLINK_DISTRIBUTION",
+    "FlinkInstall",
+    "resolve_flink",
     "JDK_PACKAGE",
     "DEBUG_LOGGERS",
     "MODES",
@@ -58,9 +70,13 @@ __all__ = [
     "RunTimes",
     "RunResult",
     "java_tools",
+    "JVM_OPENS",
     "flink_lib",
     "cache_root",
+    "adapters",
+    "java_sources",
     "compile_job",
+    "flink_configuration",
     "roles",
     "job_spec",
     "log4j_properties",
@@ -69,9 +85,40 @@ __all__ = [
     "run_graph",
 ]
 
-FLINK_DISTRIBUTION = "apache-flink-libraries"
 JDK_PACKAGE = "default-jdk-headless"
 JAVA_SOURCE = Path(__file__).with_name("java") / "FlipcheckJob.java"
+COMPAT = JAVA_SOURCE.parent / "compat"
+# The adapters of compat/: (directory, first release, first release past it). One of each kind
+# (Compat, SinkV2) is compiled with FlipcheckJob.java; the API each absorbs is in its header.
+_ADAPTERS = (
+    ("flink1", (1, 14, 0), (2, 0, 0)),        # RuntimeContext.getIndexOfThisSubtask()
+    ("flink2", (2, 0, 0), None),              # RuntimeContext.getTaskInfo()
+    ("sinkv1_1_14", (1, 14, 0), (1, 15, 0)),  # Sink V1 only
+    ("sink2", (1, 15, 0), None),              # Sink V2's writer and committer
+    ("sinkv2_1_15", (1, 15, 0), (2, 0, 0)),   # TwoPhaseCommittingSink
+    ("sinkv2_2_0", (2, 0, 0), None),          # SupportsCommitter, WriterInitContext
+)
+# 2.0 moved the legacy SinkFunction classes, unchanged, into a package of their own; for older
+# releases the builder is compiled from a copy whose imports name the old package.
+_LEGACY_SINKS = ((2, 0, 0), "org.apache.flink.streaming.api.functions.sink.legacy.",
+                 "org.apache.flink.streaming.api.functions.sink.")
+# Configuration keys renamed across releases: (first release spelling it so, key), oldest first.
+# The old spellings stay deprecated aliases, but each release gets its own.
+_KEYS = {
+    "unaligned": (((1, 14, 0), "execution.checkpointing.unaligned"),
+                  ((1, 17, 0), "execution.checkpointing.unaligned.enabled")),
+    "after_finish": (((1, 14, 0), "execution.checkpointing.checkpoints-after-tasks-finish.enabled"),
+                     ((1, 20, 0), "execution.checkpointing.checkpoints-after-tasks-finish")),
+    "restart": (((1, 14, 0), "restart-strategy"), ((1, 17, 0), "restart-strategy.type")),
+}
+# Flink opens these JDK internals itself from 1.18 on (env.java.opts.all); older releases fail on
+# JDK 17 without them (InaccessibleObjectException on java.lang.String.value), newer ignore repeats.
+JVM_OPENS = tuple(f"--add-opens={module}=ALL-UNNAMED" for module in (
+    "java.base/java.lang", "java.base/java.lang.reflect", "java.base/java.io", "java.base/java.math",
+    "java.base/java.net", "java.base/java.nio", "java.base/java.text", "java.base/java.time",
+    "java.base/java.util", "java.base/java.util.concurrent", "java.base/java.util.concurrent.atomic",
+    "java.base/java.util.concurrent.locks", "java.base/sun.nio.ch", "java.base/sun.net.util",
+    "java.rmi/sun.rmi.transport", "java.security.jgss/sun.security.krb5"))
 MAIN_CLASS = "FlipcheckJob"
 _COMPILED = f"{MAIN_CLASS}.class"  # the mark of a complete cache entry
 # The loggers docs/conformance.md asks for at DEBUG: triggers per task, acknowledgements,
@@ -133,6 +180,7 @@ class RunResult:
     failure_injected: bool
     times: RunTimes
     out: Path
+    flink: FlinkInstall | None = None   # the release that ran it
 
 
 # -- the installation -----------------------------------------------------------------------
@@ -156,29 +204,46 @@ def java_tools() -> tuple[str, str]:
 
 
 def flink_lib() -> tuple[str, Path]:
-    """``(Flink version, the directory of its jars)`` from the installed ``apache-flink-libraries``
-    (found through its package metadata, without importing pyflink)."""
-    missing = UsageError(f"the Flink jars are not installed: pip install 'flipcheck[flink]' "
-                         f"(the {FLINK_DISTRIBUTION} package, about 330 MB), or run `make install`")
-    try:
-        distribution = metadata.distribution(FLINK_DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        raise missing from None
-    lib = Path(distribution.locate_file("pyflink/lib"))
-    if not list(lib.glob("flink-dist-*.jar")):
-        raise missing
-    return distribution.version, lib
+    """``(Flink version, the directory of its jars)`` of the default release: the installed
+    ``apache-flink-libraries`` (found through its package metadata, without importing pyflink)."""
+    install = resolve_flink()
+    return install.version, install.lib
 
 
-def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "flipcheck"
+def adapters(version: str) -> tuple[str, ...]:
+    """The compat/ directories compiled with FlipcheckJob.java for ``version``."""
+    release = parse_version(version)
+    return tuple(name for name, first, past in _ADAPTERS if first <= release and (past is None or release < past))
+
+
+def java_sources(version: str) -> list[Path]:
+    return [JAVA_SOURCE] + [path for name in adapters(version) for path in sorted((COMPAT / name).glob("*.java"))]
+
+
+def _release_sources(sources: list[Path], version: str, scratch: Path) -> list[Path]:
+    """``sources``, with the builder copied into ``scratch/src`` with the legacy sinks' old
+    package for a release before 2.0 (the copy is removed with the scratch's other files)."""
+    moved, new, old = _LEGACY_SINKS
+    if parse_version(version) >= moved:
+        return sources
+    copy = scratch / "src" / JAVA_SOURCE.name
+    copy.parent.mkdir()
+    copy.write_text(JAVA_SOURCE.read_text(encoding="utf-8").replace(f"import {new}", f"import {old}"), encoding="utf-8")
+    return [copy] + sources[1:]
 
 
 def compile_job(javac: str, version: str, lib: Path) -> tuple[Path, float]:
     """``(classes directory, seconds spent compiling)``; 0 seconds when the cache had them."""
-    source = JAVA_SOURCE.read_bytes()
-    key = f"flink-{version}-{hashlib.sha256(source).hexdigest()[:16]}"
+    sources = java_sources(version)
+    digest = hashlib.sha256()
+    for path in sources:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    jar = dist_jar(lib)
+    if jar is not None:
+        # A build of one's own (--flink-home) keeps its version while its jars change.
+        stat = jar.stat()
+        digest.update(f"{jar.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    key = f"flink-{version}-{digest.hexdigest()[:16]}"
     target = cache_root() / key
     if (target / _COMPILED).is_file():
         return target, 0.0
@@ -190,11 +255,14 @@ def compile_job(javac: str, version: str, lib: Path) -> tuple[Path, float]:
         raise UsageError(f"cannot write the compiled job to {target.parent} ({error.strerror or error}): "
                          "set XDG_CACHE_HOME to a writable directory") from None
     try:
-        done = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-cp", str(lib / "*"), "-d", str(scratch),
-                               str(JAVA_SOURCE)], capture_output=True, text=True)
+        sources = _release_sources(sources, version, scratch)
+        done = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-cp", str(lib / "*"), "-d", str(scratch)]
+                              + [str(path) for path in sources], capture_output=True, text=True)
         if done.returncode != 0:
             errors = [line for line in done.stderr.splitlines() if "error" in line] or done.stderr.splitlines()
-            raise FlinkRunError(f"javac could not compile {JAVA_SOURCE.name}: {(errors or ['no output'])[0]}")
+            raise FlinkRunError(f"javac could not compile {JAVA_SOURCE.name} against Flink {version}: "
+                                f"{(errors or ['no output'])[0]}")
+        shutil.rmtree(scratch / "src", ignore_errors=True)
         try:
             os.rename(scratch, target)
         except OSError:
@@ -328,6 +396,29 @@ def _check_fail(graph: JobGraph, fail: FailAt, sources: dict) -> None:
                          f"emits {sources[fail.vertex][1]} records")
 
 
+def _key(option: str, version: str) -> str:
+    release = parse_version(version)
+    return [key for first, key in _KEYS[option] if first <= release][-1]
+
+
+def flink_configuration(spec: dict, version: str) -> dict[str, str]:
+    """The Flink configuration of a run of ``spec`` on release ``version``: string keys as that
+    release names them (FLIP-147's switch always set: 1.14 defaults it to off)."""
+    conf = {key: "127.0.0.1" for key in ("rest.bind-address", "rest.address", "jobmanager.bind-host",
+                                         "taskmanager.bind-host", "taskmanager.host")}
+    conf["rest.bind-port"] = "0"  # any free port: runs side by side do not collide
+    conf["execution.checkpointing.interval"] = f"{spec['interval_ms']} ms"
+    conf["execution.checkpointing.mode"] = "AT_LEAST_ONCE" if spec["mode"] == "at-least-once" else "EXACTLY_ONCE"
+    conf[_key("unaligned", version)] = str(spec["mode"] == "unaligned").lower()
+    conf[_key("after_finish", version)] = str(bool(spec["checkpoints_after_tasks_finished"])).lower()
+    # The model's failover (F1) restarts every task: Flink's "full" strategy, not "region".
+    conf["jobmanager.execution.failover-strategy"] = "full"
+    conf[_key("restart", version)] = "fixed-delay"
+    conf["restart-strategy.fixed-delay.attempts"] = str(spec["restart_attempts"])
+    conf["restart-strategy.fixed-delay.delay"] = "100 ms"
+    return conf
+
+
 def log4j_properties(log_file: Path) -> str:
     """log4j2 properties: Flink's default layout into ``log_file``, DEBUG on :data:`DEBUG_LOGGERS`."""
     lines = [
@@ -357,7 +448,7 @@ def committed_records(out: Path) -> list[int]:
 
 def run_summary(result: RunResult) -> dict:
     """run.json: the five fields of the issue, then what else a reader of the run needs."""
-    return {
+    summary = {
         "job_id": result.job_id,
         "status": result.status,
         "checkpoints_completed": result.checkpoints_completed,
@@ -369,20 +460,26 @@ def run_summary(result: RunResult) -> dict:
         "times": {"compile": round(result.times.compile, 3), "jvm_start": round(result.times.jvm_start, 3),
                   "job": round(result.times.job, 3), "total": round(result.times.total, 3)},
     }
+    if result.flink is not None:
+        summary["flink"] = result.flink.describe()
+    return summary
 
 
-def _expected_vertex_name(vertex_id: str, role: str) -> str:
-    # How StreamingJobGraphGenerator names each job vertex of FlipcheckJob's pipeline.
+def _expected_vertex_name(vertex_id: str, role: str, version: str = "2.3.0") -> str:
+    # How StreamingJobGraphGenerator names each job vertex of FlipcheckJob's pipeline; 1.14
+    # translates its Sink V1 (writer and committer) into one operator named "Sink <id>".
+    if role == "sink_v2" and parse_version(version) < (1, 15, 0):
+        return f"Sink {vertex_id}"
     return {"source": f"Source: {vertex_id}", "two_phase_commit_sink": f"Sink: {vertex_id}",
             "discard": f"Sink: {vertex_id}", "sink_v2": f"{vertex_id}: Writer -> {vertex_id}: Committer"}.get(role, vertex_id)
 
 
-def _vertex_ids(graph: JobGraph, names: dict) -> dict:
+def _vertex_ids(graph: JobGraph, names: dict, version: str = "2.3.0") -> dict:
     part = roles(graph)
     by_name = {name: flink_id for flink_id, name in names.items()}
     found = {}
     for vertex in graph.vertices:
-        name = _expected_vertex_name(vertex.id, part[vertex.id])
+        name = _expected_vertex_name(vertex.id, part[vertex.id], version)
         if part[vertex.id] == "source" and not graph.outputs(vertex.id):
             name += f" -> Sink: {vertex.id}-discard"
         if name not in by_name:
@@ -391,15 +488,22 @@ def _vertex_ids(graph: JobGraph, names: dict) -> dict:
     return found
 
 
-def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOUT_SECONDS, **options) -> RunResult:
+def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOUT_SECONDS,
+              flink: FlinkInstall | None = None, **options) -> RunResult:
     """Run ``graph`` on real Flink into ``out`` (created; see the module's docstring); ``options``
-    as :func:`job_spec`. :class:`UsageError` for a missing JDK or Flink, or a graph the job cannot
+    as :func:`job_spec`; ``flink`` the release (:func:`flipcheck.flink.releases.resolve_flink`;
+    default: the venv's). :class:`UsageError` for a missing JDK or Flink, or a graph the job cannot
     build; :class:`FlinkRunError` when the JVM did not report a result within ``timeout_seconds``."""
     from flipcheck.flink.logs import read_logs
 
     spec = job_spec(graph, out=out, **options)  # bad input first, even on a machine without Java
     java, javac = java_tools()
-    version, lib = flink_lib()
+    if flink is None:
+        version, lib = flink_lib()
+        flink = FlinkInstall(version, lib, "venv")
+    version, lib = flink.version, flink.lib
+    spec["flink"] = version
+    spec["configuration"] = flink_configuration(spec, version)
     out.mkdir(parents=True, exist_ok=True)
     classes, compile_seconds = compile_job(javac, version, lib)
     log_file = out / "flink.log"
@@ -408,7 +512,7 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
     shutil.rmtree(out / "output", ignore_errors=True)
     (out / "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
     (out / "log4j2.properties").write_text(log4j_properties(log_file.resolve()))
-    command = [java, _HEAP, f"-Dlog4j.configurationFile={(out / 'log4j2.properties').resolve()}",
+    command = [java, _HEAP, *JVM_OPENS, f"-Dlog4j.configurationFile={(out / 'log4j2.properties').resolve()}",
                "-cp", f"{classes}{os.pathsep}{lib / '*'}", MAIN_CLASS, str((out / "spec.json").resolve())]
     started = time.perf_counter()
     marks: dict[str, float] = {}
@@ -448,7 +552,7 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
         job_id=reported["job_id"], status=outcome["status"], cause=outcome.get("cause"),
         checkpoints_completed=sum(1 for e in reading.events if e.kind == "completed"),
         records_committed=len(committed), records_expected=spec["records_expected"],
-        vertex_ids=_vertex_ids(graph, json.loads(reported["vertices"])),
-        failure_injected="failure_injected" in reported, times=times, out=out)
+        vertex_ids=_vertex_ids(graph, json.loads(reported["vertices"]), version),
+        failure_injected="failure_injected" in reported, times=times, out=out, flink=flink)
     (out / "run.json").write_text(json.dumps(run_summary(result), indent=1) + "\n")
     return result

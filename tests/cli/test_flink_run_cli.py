@@ -7,7 +7,7 @@ from importlib import metadata
 import pytest
 
 from flipcheck.cli import main
-from flipcheck.flink import engine
+from flipcheck.flink import engine, releases
 
 PAIR = {"vertices": [{"id": "src", "parallelism": 2, "records": 5},
                      {"id": "sink", "parallelism": 2, "two_phase_commit_sink": True}],
@@ -88,7 +88,7 @@ def test_without_the_flink_extra_the_line_says_to_install_it(graph_file, tmp_pat
     def missing(name):
         raise metadata.PackageNotFoundError(name)
     monkeypatch.setattr(engine, "java_tools", lambda: ("java", "javac"))
-    monkeypatch.setattr(engine.metadata, "distribution", missing)
+    monkeypatch.setattr(releases.metadata, "distribution", missing)
     line = _refused(capsys, ["flink", "run", graph_file(PAIR), "--out", str(tmp_path / "o")],
                     "flipcheck[flink]", "apache-flink-libraries")
     assert "install" in line

@@ -230,6 +230,8 @@ def test_numbers_are_finite_ascii_and_bounded_everywhere(argv, option, capsys):
     (["bench", "plan", "--repeat", "5"], "--repeat"),
     (["bench", "barriers", "--budget", "5"], "--budget"),
     (["bench", "sweep", "--algorithms", "flink"], "--algorithms"),
+    (["bench", "plan", "--flink", "1.14.6"], "--flink"),
+    (["bench", "conform", "--flink-home", "/nonexistent"], "--flink-home"),
 ])
 def test_bench_options_that_do_not_apply_are_usage_errors(argv, option, capsys):
     assert_one_line_exit_2(argv, capsys, option, "does not apply")
@@ -244,6 +246,14 @@ def test_bench_options_that_do_not_apply_are_usage_errors(argv, option, capsys):
 ])
 def test_echoed_user_text_is_escaped_onto_one_line(argv, fragment, capsys):
     assert_one_line_exit_2(argv, capsys, fragment)
+
+
+@pytest.mark.parametrize("option, fragment", [
+    (["--flink-home", "no\nsuch\x1b"], "no\\nsuch\\x1b"), (["--flink", "1.\n2"], "1.\\n2"),
+])
+def test_echoed_release_options_are_escaped_onto_one_line(option, fragment, capsys, tmp_path):
+    assert_one_line_exit_2(["flink", "run", PAIR, "--out", str(tmp_path / "o"), *option],
+                           capsys, fragment)
 
 
 @pytest.mark.parametrize("argv,option", [

@@ -144,3 +144,36 @@ def test_sweep_flink_without_a_jdk_is_one_line_before_spark_starts(capsys, tmp_p
 def test_sweep_flink_exhaustive_is_one_line(capsys, tmp_path):
     line = _one_error_line(["sweep", "--suite", "flink", "--exhaustive", "--out", str(tmp_path / "out")], capsys)
     assert "flink" in line and "exhaustive" in line
+
+
+def test_a_verdict_stored_for_another_release_is_run_again(tmp_path, monkeypatch):
+    space = flink_jobs.suite.space("t5")
+    space.workdir = str(tmp_path)
+    folder = flink_jobs.case_folder(tmp_path, "t5", 1)
+    folder.mkdir(parents=True)
+    stored = {"violations": [], "error": None, "detail": {"id": "flink:t5:1", "status": "FINISHED", "flink": "1.14.6"}}
+    (folder / flink_jobs.CASE_FILE).write_text(json.dumps(stored))
+    given = []
+
+    def record_run(graph, out, **options):
+        given.append(options["flink"])
+        raise FlinkRunError("stopped here: the test only needs to see the release the job was given")
+
+    monkeypatch.setattr(flink_jobs, "run_graph", record_run)
+    release = {"version": "1.14.6", "source": "cache", "lib": str(tmp_path / "lib")}
+    # The release that judged it reads the verdict back ...
+    monkeypatch.setenv(flink_jobs.RELEASE_ENV, json.dumps(release))
+    assert space.check(space.case(1), "flink").detail == stored["detail"] and given == []
+    # ... another runs the case, on itself.
+    monkeypatch.setenv(flink_jobs.RELEASE_ENV, json.dumps(dict(release, version="1.17.2")))
+    space.check(space.case(1), "flink")
+    assert [(r.version, str(r.lib), r.source) for r in given] == [("1.17.2", release["lib"], "cache")]
+
+
+def test_sweep_release_options_apply_to_the_flink_suite_only(capsys, tmp_path):
+    line = _one_error_line(["sweep", "--suite", "plan", "--cases", "2", "--out", str(tmp_path / "o"), "--flink", "1.14.6"],
+                           capsys)
+    assert "--flink applies to --suite flink only" in line
+    line = _one_error_line(["sweep", "--suite", "flink", "--cases", "2", "--out", str(tmp_path / "o"), "--flink", "9.9.9"],
+                           capsys)
+    assert "--flink 9.9.9" in line and not (tmp_path / "o").exists()

@@ -1,6 +1,15 @@
-// flipcheck's job builder for real Flink 2.3 (`flipcheck flink run`): reads a job spec written by
+// flipcheck's job builder for real Flink 1.14-2.3 (`flipcheck flink run`): reads a job spec written by
 // flipcheck/flink/engine.py, starts a local MiniCluster bound to 127.0.0.1, submits one streaming
 // job with one Flink job vertex per flipcheck vertex, writes the REST plan, waits for the result.
+//
+// It compiles against every release from 1.14 to 2.3. What differs between releases:
+//   * the legacy sink functions live in ...functions.sink before 2.0: engine.py compiles a copy of
+//     this file whose three ...sink.legacy imports say ...sink (the classes did not change);
+//   * Compat (compat/flink1, compat/flink2): the subtask index of a RuntimeContext;
+//   * SinkV2 (compat/sinkv1_1_14, compat/sinkv2_1_15, compat/sinkv2_2_0, with the parts of
+//     compat/sink2 that 1.15+ share): the "sink_v2" role on the release's committing Sink API,
+//     delegating to Transactions below;
+//   * configuration keys: engine.py names them as the release does, in the spec's "configuration".
 //
 // Usage: java -cp CLASSES:FLINK_LIB/* FlipcheckJob SPEC.json
 // stdout: lines "FLIPCHECK <key> <value>" that engine.py reads (timestamps in epoch ms, the job id,
@@ -13,7 +22,7 @@
 //   role "operator": a pass-through map (one input), co-map (two inputs, keyed when both "hash"),
 //                    or a map over the union of its inputs (three or more)
 //   role "two_phase_commit_sink": TwoPhaseCommitSinkFunction (Flink 2.x keeps it in ...sink.legacy)
-//   role "sink_v2":  a Sink V2 with a committer; its writer and committer chain into one task
+//   role "sink_v2":  a committing sink (Sink V2; Sink V1 on 1.14); writer and committer chain into one task
 //   role "discard":  a vertex without outputs and without a sink flag: a sink that drops records
 // Every operator but the Sink V2 pair has chaining disabled, so each vertex is one task per subtask.
 // Committed output: OUT/output/<vertex>/committed/<file>, one record id per line; a transaction is
@@ -30,6 +39,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
@@ -37,11 +47,11 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -57,13 +67,6 @@ import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.api.common.typeutils.base.VoidSerializer;
-import org.apache.flink.api.connector.sink2.Committer;
-import org.apache.flink.api.connector.sink2.CommitterInitContext;
-import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
-import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.connector.sink2.SinkWriter;
-import org.apache.flink.api.connector.sink2.SupportsCommitter;
-import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.api.connector.source.ReaderOutput;
 import org.apache.flink.api.connector.source.Source;
@@ -73,10 +76,7 @@ import org.apache.flink.api.connector.source.SourceSplit;
 import org.apache.flink.api.connector.source.SplitEnumerator;
 import org.apache.flink.api.connector.source.SplitEnumeratorContext;
 import org.apache.flink.api.java.functions.KeySelector;
-import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.runtime.jobgraph.JobGraph;
@@ -431,7 +431,7 @@ public class FlipcheckJob {
         }
 
         public Long map(Long value) {
-            handling.handle(getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
+            handling.handle(Compat.subtask(getRuntimeContext()));
             return value;
         }
 
@@ -453,7 +453,7 @@ public class FlipcheckJob {
         }
 
         public Long map1(Long value) {
-            handling.handle(getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
+            handling.handle(Compat.subtask(getRuntimeContext()));
             return value;
         }
 
@@ -479,7 +479,7 @@ public class FlipcheckJob {
         }
 
         public void invoke(Long value, SinkFunction.Context context) {
-            handling.handle(getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
+            handling.handle(Compat.subtask(getRuntimeContext()));
         }
 
         public void initializeState(FunctionInitializationContext context) throws Exception {
@@ -556,7 +556,7 @@ public class FlipcheckJob {
         }
 
         int subtask() {
-            return getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+            return Compat.subtask(getRuntimeContext());
         }
 
         protected String beginTransaction() {
@@ -595,51 +595,29 @@ public class FlipcheckJob {
         }
     }
 
-    /** "sink_v2": a Sink V2 writer whose committables are pending files; the committer renames. */
-    static final class FileSinkV2 implements Sink<Long>, SupportsCommitter<String> {
+    /** "sink_v2": what its writer and committer do, on whichever Sink API the release has (the
+     * SinkV2 adapter implements the API and delegates here): a writer's committable at each
+     * checkpoint is its pending file, the committer renames it. */
+    static final class Transactions implements Serializable {
         final String vertex;
         final Files2pc files;
         final FailPoint fail;
 
-        FileSinkV2(String vertex, String outDir, FailPoint fail) {
+        Transactions(String vertex, String outDir, FailPoint fail) {
             this.vertex = vertex;
             this.files = new Files2pc(outDir, vertex);
             this.fail = fail;
         }
 
-        public SinkWriter<Long> createWriter(WriterInitContext context) {
-            return new Writer(context.getTaskInfo().getIndexOfThisSubtask());
+        Writer writer(int subtask) {
+            return new Writer(subtask);
         }
 
-        public Committer<String> createCommitter(CommitterInitContext context) {
-            return new Committer<String>() {
-                public void commit(Collection<CommitRequest<String>> requests) throws IOException {
-                    for (CommitRequest<String> request : requests) {
-                        files.commit(request.getCommittable());
-                    }
-                }
-
-                public void close() {}
-            };
+        void commit(String name) throws IOException {
+            files.commit(name);
         }
 
-        public SimpleVersionedSerializer<String> getCommittableSerializer() {
-            return new SimpleVersionedSerializer<String>() {
-                public int getVersion() {
-                    return 1;
-                }
-
-                public byte[] serialize(String name) {
-                    return name.getBytes(StandardCharsets.UTF_8);
-                }
-
-                public String deserialize(int version, byte[] data) {
-                    return new String(data, StandardCharsets.UTF_8);
-                }
-            };
-        }
-
-        final class Writer implements CommittingSinkWriter<Long, String> {
+        final class Writer {
             final int subtask;
             final Handling handling = new Handling(vertex, fail, false);
             String current;
@@ -648,7 +626,7 @@ public class FlipcheckJob {
                 this.subtask = subtask;
             }
 
-            public void write(Long value, SinkWriter.Context context) throws IOException {
+            void write(Long value) throws IOException {
                 handling.handle(subtask);
                 if (current == null) {
                     current = Files2pc.newName(vertex, subtask);
@@ -656,9 +634,7 @@ public class FlipcheckJob {
                 files.append(current, value);
             }
 
-            public void flush(boolean endOfInput) {}
-
-            public Collection<String> prepareCommit() {
+            List<String> prepareCommit() {
                 if (current == null) {
                     return Collections.emptyList();
                 }
@@ -666,8 +642,21 @@ public class FlipcheckJob {
                 current = null;
                 return Collections.singletonList(done);
             }
+        }
+    }
 
-            public void close() {}
+    /** A committable (a pending file's name) as UTF-8 bytes. */
+    static final class NameSerializer implements SimpleVersionedSerializer<String> {
+        public int getVersion() {
+            return 1;
+        }
+
+        public byte[] serialize(String name) {
+            return name.getBytes(StandardCharsets.UTF_8);
+        }
+
+        public String deserialize(int version, byte[] data) {
+            return new String(data, StandardCharsets.UTF_8);
         }
     }
 
@@ -744,7 +733,7 @@ public class FlipcheckJob {
                     break;
                 case "sink_v2":
                     // No disableChaining: the writer and its committer chain into one task.
-                    in.sinkTo(new FileSinkV2(id, outDir, fail)).name(id).uid(id).setParallelism(parallelism);
+                    in.sinkTo(new SinkV2(new Transactions(id, outDir, fail))).name(id).uid(id).setParallelism(parallelism);
                     break;
                 case "discard":
                     in.addSink(new Discard(new Handling(id, fail, union))).name(id).uid(id).setParallelism(parallelism).disableChaining();
@@ -755,25 +744,13 @@ public class FlipcheckJob {
         }
     }
 
+    /** The spec's "configuration": string keys, which engine.py names as the release spells them. */
     static Configuration configuration(JsonNode spec) {
         Configuration conf = new Configuration();
-        for (String key : new String[] {"rest.bind-address", "rest.address", "jobmanager.bind-host",
-                "taskmanager.bind-host", "taskmanager.host"}) {
-            conf.setString(key, "127.0.0.1");
+        for (Iterator<Map.Entry<String, JsonNode>> it = spec.get("configuration").fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> entry = it.next();
+            conf.setString(entry.getKey(), entry.getValue().asText());
         }
-        conf.setString("rest.bind-port", "0");  // any free port: runs side by side do not collide
-        conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofMillis(spec.get("interval_ms").asLong()));
-        String mode = spec.get("mode").asText();
-        conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE,
-                mode.equals("at-least-once") ? CheckpointingMode.AT_LEAST_ONCE : CheckpointingMode.EXACTLY_ONCE);
-        conf.set(CheckpointingOptions.ENABLE_UNALIGNED, mode.equals("unaligned"));
-        conf.set(CheckpointingOptions.ENABLE_CHECKPOINTS_AFTER_TASKS_FINISH,
-                spec.get("checkpoints_after_tasks_finished").asBoolean());
-        // The model's failover (F1) restarts every task: Flink's "full" strategy, not "region".
-        conf.setString("jobmanager.execution.failover-strategy", "full");
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, spec.get("restart_attempts").asInt());
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
         return conf;
     }
 
@@ -824,7 +801,9 @@ public class FlipcheckJob {
             JobResult result = cluster.requestJobResult(jobId).get();
             say("done", Long.toString(System.currentTimeMillis()));
             ObjectNode outcome = json.createObjectNode();
-            outcome.put("status", result.getJobStatus().map(Enum::name).orElse(result.isSuccess() ? "FINISHED" : "FAILED"));
+            // Asked of the dispatcher: JobResult carries a JobStatus only from 2.3 on, and the REST
+            // API serves a cached execution graph that may still say RUNNING.
+            outcome.put("status", cluster.getJobStatus(jobId).get().name());
             result.getSerializedThrowable().ifPresent(outer -> {
                 Throwable root = outer;
                 while (root.getCause() != null && root.getCause() != root) {
