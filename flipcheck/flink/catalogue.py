@@ -164,10 +164,11 @@ def _pre(id: str, design: str, title: str, fixed: tuple[str, ...], variant: str 
 _SCENARIO_25920 = (
     "Job: source (FLIP-27, p=1, 200 records 5 ms apart) -> sink_v2 (p=1, writer and committer chained); "
     "aligned; FLIP-147 on; checkpoints every 100 ms; fixed-delay restarts, 3 attempts. Builder extensions: "
-    "(a) quiet end of input: the source reader returns END_OF_INPUT only after the last checkpoint it "
-    "snapshotted was notified complete; (b) one failure after end of input: on attempt 0 only, the source "
-    "subtask throws from notifyCheckpointComplete(c) for the first checkpoint c it snapshotted after "
-    "END_OF_INPUT (c is complete and its committer state holds the end-of-input committables). "
+    "(a) quiet end of input: the source reader returns END_OF_INPUT only 200 ms after the last checkpoint it "
+    "snapshotted was notified complete; (b) one failure after end of input, once per run (a JVM-wide flag "
+    "like FailPoint's): the source subtask throws from notifyCheckpointComplete(c) for the first checkpoint "
+    "c it snapshotted after END_OF_INPUT (c is complete and its committer state holds the end-of-input "
+    "committables). "
     "Buggy releases: every restore from c replays end of input, the writer emits a second end-of-input "
     "summary, the committer rejects it; each attempt fails the same way and the job ends FAILED with an "
     "UnsupportedOperationException whose message names FLINK-25920. Fixed releases: one restart, job "
@@ -175,13 +176,14 @@ _SCENARIO_25920 = (
 )
 
 _SCENARIO_37605 = (
-    "Job with two pipelines: A = source_a (p=1, 40 records 5 ms apart) -> sink_v2 (p=1); B = source_b "
-    "(p=1, 2000 records 5 ms apart) -> discard (p=1). Aligned; FLIP-147 on; checkpoints every 100 ms; "
+    "Job with two pipelines: A = source_a (p=1, 1000 records 5 ms apart) -> sink_v2 (p=1); B = source_b "
+    "(p=1, 4000 records 5 ms apart) -> discard (p=1). Aligned; FLIP-147 on; checkpoints every 100 ms; "
     "fixed-delay restarts, 3 attempts. Builder extensions: (a) slow acknowledgement: discard sleeps 500 ms "
-    "in snapshotState of checkpoint k (k = 3); (b) end of input right after a checkpoint: source_a, once "
-    "it snapshotted checkpoint k, emits its remaining records without delay and ends, so the sink runs "
-    "endInput while k is still pending; (c) one failure (attempt 0 only): discard sleeps 300 ms in "
-    "notifyCheckpointComplete(k), then throws (checkpoint k+1 cannot complete before, it needs discard). "
+    "in every snapshotState; (b) end of input right after a checkpoint: source_a, at the first checkpoint "
+    "k it snapshots after its 100th record, records k in a JVM-wide field, then emits its remaining records "
+    "without delay and ends, so the sink runs endInput while k is still pending; (c) one failure, once per "
+    "run: discard sleeps 300 ms in notifyCheckpointComplete(k), then throws (checkpoint k+1 cannot complete "
+    "before, it needs discard). "
     "Buggy releases: on notifyCheckpointComplete(k) the committer, already past endInput, commits the "
     "end-of-input committables (records after k's barrier); the restore from k replays them and they are "
     "committed again: job FINISHED, committed output holds source_a's records after k twice. Fixed "
@@ -210,8 +212,8 @@ _BUGS: tuple[KnownBug, ...] = (
         "completion after endInput commits them even when that checkpoint was taken before end of input",
         ("1.15.0..1.19.2", "1.20.0..1.20.1", "2.0.0"), ("1.19.3", "1.20.2", "2.0.1", "2.1.0"),
         "end-of-input-sentinel-id", _SCENARIO_37605, None,
-        "PR #26433 (master, Apr 2025, first in 2.1.0), backports #26457 (release-1.20) and #26458 "
-        "(release-1.19), and a release-2.0 backport (found in 2.0.1's bytecode). Bytecode: "
+        "PR #26433 (master, Apr 2025, first in 2.1.0), backports #26456 (release-2.0), #26457 (release-1.20) "
+        "and #26458 (release-1.19), all merged Apr 2025. Bytecode of every release 1.14.0-2.3.0: "
         "SinkWriterOperator.endInput emits under the constant 9223372036854775807 up to 1.19.2, 1.20.1, "
         "2.0.0 and under field lastKnownCheckpointId + 1 from 1.19.3, 1.20.2, 2.0.1, 2.1.0; "
         "CommitterOperator commits up to Long.MAX_VALUE once endInput was seen (notifyCheckpointComplete "
@@ -380,13 +382,14 @@ _BUGS: tuple[KnownBug, ...] = (
         "pr-dates+bytecode", f"{_DOC}, FLINK-28515"),
     KnownBug(
         "FLINK-33341", "local-recovery",
-        "Keyed state could not be restored from a mix of local and remote handles (rescaling from local state)",
-        (), ("1.19.0",), "flink-before-33341", None,
+        "Keyed state used a local copy only when it matched the primary handle one to one; partial local "
+        "copies (e.g. after rescaling) were never used",
+        ("1.14.0..1.18.1",), ("1.19.0",), "flink-before-33341", None,
         "needs rescaling from a checkpoint with local recovery enabled; the builder neither rescales nor "
         "enables local recovery",
-        "PR #23591 (Oct-Nov 2023, first in 1.19.0); bytecode of PrioritizedOperatorSubtaskState changes "
-        "between 1.18 and 1.19 (weak marker).",
-        "pr-dates", f"{_DOC}, FLINK-33341"),
+        "PR #23591 (Oct-Nov 2023, first in 1.19.0); bytecode: PrioritizedOperatorSubtaskState$Builder has "
+        "tryComputeMixedLocalAndRemoteAlternative from 1.19.0 on, not in 1.14.0-1.18.1.",
+        "pr-dates+bytecode", f"{_DOC}, FLINK-33341"),
     # -- approximate recovery (FLIP-135) --------------------------------------------------------------
     _pre("FLINK-19547", "approximate-recovery",
          "Buffers did not record how many leading bytes continue an earlier record", ("1.12.0",),
@@ -403,8 +406,11 @@ _BUGS: tuple[KnownBug, ...] = (
         (), ("1.16.0",), "flink-before-28701", None,
         "approximate recovery cannot run on any registry release: the switch is rejected together with the "
         "pipelined-region scheduler",
-        "Fixed in 2022 (1.16.0 by merge date); see recovery facts §1.1 for why the feature cannot run.",
-        "pr-dates", f"{_DOC}, FLINK-28701"),
+        "Bytecode: RegionFailoverResultPartitionAvailabilityChecker tests isReconsumable and accepts "
+        "PIPELINED_APPROXIMATE explicitly from 1.16.0; 1.14.x-1.15.x only ask the JobMaster's tracker, so "
+        "the re-consumable-only check the variant re-creates never shipped. See recovery facts §1.1 for "
+        "why the feature cannot run.",
+        "bytecode", f"{_DOC}, FLINK-28701"),
     # -- batch recovery (FLIP-383) ------------------------------------------------------------------
     KnownBug(
         "FLINK-33892", "batch-recovery",

@@ -178,3 +178,21 @@ def test_unknown_bug_id_is_an_error():
 def test_module_doctests_pass():
     failures, tried = doctest.testmod(catalogue_module)
     assert tried >= 5 and failures == 0
+
+
+def test_the_documented_verdict_table_matches_expected_verdict():
+    """fix-versions.md's table of expected verdicts (section 4.1) says what expected_verdict says."""
+    text = DOC.read_text(encoding="utf-8")
+    table = text.split("Expected verdicts, FLINK-25920 and FLINK-37605", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| ([0-9.]+)(?:–([0-9.]+))? \| ([^|]+?) \| ([^|]+?) \|$", table, re.M)
+    assert len(rows) >= 8
+    covered = []
+    for first, last, v25920, v37605 in rows:
+        span = [v for v in RELEASES if release_key(first) <= release_key(v) <= release_key(last or first)]
+        assert span, first
+        for release in span:
+            for bug_id, documented in (("FLINK-25920", v25920), ("FLINK-37605", v37605)):
+                want = None if documented.startswith("none") else documented
+                assert expected_verdict(bug_id, release) == want, (bug_id, release)
+        covered += span
+    assert sorted(covered, key=release_key) == list(RELEASES)
