@@ -305,15 +305,21 @@ _BUGS: tuple[KnownBug, ...] = (
          "checkpoint start and expire", ("1.13.0",), "flink-before-22379", "Fixed in April 2021.", "pr-dates"),
     _pre("FLINK-22003", "plan",
          "The trigger check rejected only CREATED/SCHEDULED/DEPLOYING; INITIALIZING or CANCELING sources "
-         "could be triggered", ("1.13.0",), "flink-before-22003", "PR #15466 (Apr 2021).", "pr-dates"),
+         "could be triggered", ("1.13.0",), "flink-before-22003",
+         "PR #15466 (Apr 2021); 1.14.0's DefaultCheckpointPlanCalculator.checkTasksStarted aborts every "
+         "task not RUNNING (bytecode).", "pr-dates+bytecode"),
     _pre("FLINK-22863", "plan",
          "Float Math.ceil in the first POINTWISE wiring gave wrong ranges for large parallelism",
-         ("1.13.2",), "flink-before-22863", "Fixed in June 2021, before 1.14.0.", "pr-dates"),
+         ("1.13.2",), "flink-before-22863",
+         "PR #16071 (Jun 2021); 1.14.0's EdgeManagerBuildUtil has no float arithmetic (bytecode).",
+         "pr-dates+bytecode"),
     # -- barriers ----------------------------------------------------------------------------------
     _pre("FLINK-23771", "barriers",
          "The all-barriers future never completed for an RPC-triggered unaligned checkpoint on a task "
          "whose channels had all ended", ("1.14.0",), "no-complete-when-all-ended",
-         "PR #16827 (Aug 2021, release-1.14 cycle).", "pr-dates"),
+         "PR #16827 (Aug 2021, release-1.14 cycle); 1.14.0's SingleCheckpointBarrierHandler."
+         "getAllBarriersReceivedFuture returns a completed future when no channel is open (bytecode).",
+         "pr-dates+bytecode"),
     _pre("FLINK-24068", "barriers",
          "Alignment start was not recorded when an EndOfPartition was the first aligned channel after an "
          "announcement", ("1.14.0",), "announcement-eop-no-alignment-start",
