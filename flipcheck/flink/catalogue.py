@@ -164,8 +164,9 @@ def _pre(id: str, design: str, title: str, fixed: tuple[str, ...], variant: str 
 _SCENARIO_25920 = (
     "Job: source (FLIP-27, p=1, 200 records 5 ms apart) -> sink_v2 (p=1, writer and committer chained); "
     "aligned; FLIP-147 on; checkpoints every 100 ms; fixed-delay restarts, 3 attempts. Builder extensions: "
-    "(a) quiet end of input: the source reader returns END_OF_INPUT only 200 ms after the last checkpoint it "
-    "snapshotted was notified complete; (b) one failure after end of input, once per run (a JVM-wide flag "
+    "(a) quiet end of input: the source reader returns END_OF_INPUT only when every checkpoint it "
+    "snapshotted has been notified complete and 20 ms have passed since that notification (checked again "
+    "whenever a new checkpoint arrives; a 100 ms interval leaves such gaps); (b) one failure after end of input, once per run (a JVM-wide flag "
     "like FailPoint's): the source subtask throws from notifyCheckpointComplete(c) for the first checkpoint "
     "c it snapshotted after END_OF_INPUT (c is complete and its committer state holds the end-of-input "
     "committables). "
