@@ -91,7 +91,7 @@ class KnownBug:
     scenario: str | None         # how a real flipcheck job shows it (buggy vs fixed)
     not_showable: str | None     # why a real job cannot show it (one line)
     evidence: str                # PRs, release notes, bytecode checks
-    confidence: str              # "bytecode" | "pr-dates" | "pr-dates+bytecode"
+    confidence: str              # "pr-dates" | "bytecode" | "pr-dates+bytecode" | "pr-dates+bytecode+run"
     source: str                  # the section of docs/reference/fix-versions.md
     other_variants: tuple[str, ...] = ()  # further variants re-creating it, "DESIGN/VARIANT"
 
@@ -162,34 +162,36 @@ def _pre(id: str, design: str, title: str, fixed: tuple[str, ...], variant: str 
 
 
 _SCENARIO_25920 = (
-    "Job: source (FLIP-27, p=1, 200 records 5 ms apart) -> sink_v2 (p=1, writer and committer chained); "
-    "aligned; FLIP-147 on; checkpoints every 100 ms; fixed-delay restarts, 3 attempts. Builder extensions: "
-    "(a) quiet end of input: the source reader returns END_OF_INPUT only when every checkpoint it "
-    "snapshotted has been notified complete and 20 ms have passed since that notification (checked again "
-    "whenever a new checkpoint arrives; a 100 ms interval leaves such gaps); (b) one failure after end of input, once per run (a JVM-wide flag "
-    "like FailPoint's): the source subtask throws from notifyCheckpointComplete(c) for the first checkpoint "
-    "c it snapshotted after END_OF_INPUT (c is complete and its committer state holds the end-of-input "
-    "committables). "
-    "Buggy releases: every restore from c replays end of input, the writer emits a second end-of-input "
-    "summary, the committer rejects it; each attempt fails the same way and the job ends FAILED with an "
-    "UnsupportedOperationException whose message names FLINK-25920. Fixed releases: one restart, job "
-    "FINISHED, every record committed exactly once, no FLINK-25920 text in the log."
+    "Job: source (FLIP-27, p=1, 1000 records, no delay, so it ends before the first checkpoint) -> tripwire "
+    "(pass-through, own task, p=1) -> sink_v2 (p=1, writer and committer chained); aligned; FLIP-147 on; "
+    "checkpoints every 100 ms; full failover; fixed-delay restarts, 3 attempts, 100 ms apart. Builder "
+    "extension, one failure after end of input: once per run (a JVM-wide flag like FailPoint's) the tripwire "
+    "throws from notifyCheckpointComplete(c) for the first checkpoint c it snapshotted after its endInput "
+    "(c is complete and the sink's committer state in c holds the end-of-input summary; the same works from "
+    "the source reader after END_OF_INPUT). With a per-record delay the source must also end while no "
+    "checkpoint is pending (see the doc). Buggy releases: every restore from c replays end of input, the "
+    "writer emits a second end-of-input summary, the committer throws UnsupportedOperationException naming "
+    "FLINK-25920; each attempt fails the same way and the job ends FAILED with that root cause. Fixed "
+    "releases: one restart, job FINISHED, every record committed exactly once, no FLINK-25920 in the log. "
+    "Run on real releases: FAILED on 1.19.1 and 1.20.0; FINISHED with 1000 records once on 1.19.2, 1.19.3, "
+    "1.20.1, 1.20.2."
 )
 
 _SCENARIO_37605 = (
     "Job with two pipelines: A = source_a (p=1, 1000 records 5 ms apart) -> sink_v2 (p=1); B = source_b "
-    "(p=1, 4000 records 5 ms apart) -> discard (p=1). Aligned; FLIP-147 on; checkpoints every 100 ms; "
-    "fixed-delay restarts, 3 attempts. Builder extensions: (a) slow acknowledgement: discard sleeps 500 ms "
-    "in every snapshotState; (b) end of input right after a checkpoint: source_a, at the first checkpoint "
-    "k it snapshots after its 100th record, records k in a JVM-wide field, then emits its remaining records "
-    "without delay and ends, so the sink runs endInput while k is still pending; (c) one failure, once per "
-    "run: discard sleeps 300 ms in notifyCheckpointComplete(k), then throws (checkpoint k+1 cannot complete "
-    "before, it needs discard). "
+    "(p=1, 1200 records 5 ms apart) -> discard (p=1). Aligned; FLIP-147 on; checkpoints every 100 ms, one "
+    "at a time; full failover; fixed-delay restarts, 3 attempts. Builder extensions: (a) slow "
+    "acknowledgement: discard sleeps 500 ms in snapshotState until the failure below has fired; (b) end of "
+    "input right after a checkpoint: source_a, at the first checkpoint k it snapshots at or after its 100th "
+    "record, stores k in a JVM-wide field, then emits its remaining records without delay and ends, so the "
+    "sink runs endInput while k is still pending; (c) one failure, once per run: discard sleeps 300 ms in "
+    "notifyCheckpointComplete(k), then throws (checkpoint k+1 cannot complete before: it needs discard). "
     "Buggy releases: on notifyCheckpointComplete(k) the committer, already past endInput, commits the "
-    "end-of-input committables (records after k's barrier); the restore from k replays them and they are "
-    "committed again: job FINISHED, committed output holds source_a's records after k twice. Fixed "
-    "releases: those committables carry id k+1, k's notification leaves them; job FINISHED, every record "
-    "exactly once."
+    "end-of-input committable (the records after k's barrier); the restore from k replays them and they are "
+    "committed again: job FINISHED, committed output holds source_a's records after k twice, no exception. "
+    "Fixed releases: that committable carries id k+1, k's notification leaves it; job FINISHED, every record "
+    "exactly once. Run on real releases (records committed of 1000): 1884 on 1.19.2, 1895 on 1.20.0, 1857 "
+    "on 1.20.1; 1000 on 1.19.3 and 1.20.2."
 )
 
 _BUGS: tuple[KnownBug, ...] = (
@@ -205,8 +207,9 @@ _BUGS: tuple[KnownBug, ...] = (
         "and reads field endOfInputState in 1.19.2, 1.20.1, 2.0.0; CheckpointCommittableManagerImpl throws "
         "the FLINK-25920 UnsupportedOperationException for any duplicate summary up to 1.19.1/1.20.0 and "
         "merges end-of-input summaries from 1.19.2/1.20.1/2.0.0. FLINK-37605 later removed endOfInputState "
-        "(1.19.3, 1.20.2, 2.0.1, 2.1.0) and made the second endInput harmless by a fresh checkpoint id.",
-        "pr-dates+bytecode", f"{_DOC}, FLINK-25920"),
+        "(1.19.3, 1.20.2, 2.0.1, 2.1.0) and made the second endInput harmless by a fresh checkpoint id. "
+        "The scenario was run on 1.19.1, 1.19.2, 1.19.3, 1.20.0, 1.20.1, 1.20.2 with the predicted outcome.",
+        "pr-dates+bytecode+run", f"{_DOC}, FLINK-25920"),
     KnownBug(
         "FLINK-37605", "protocol",
         "Sink V2 end-of-input committables carry the sentinel id Long.MAX_VALUE, so the first checkpoint "
@@ -219,8 +222,9 @@ _BUGS: tuple[KnownBug, ...] = (
         "2.0.0 and under field lastKnownCheckpointId + 1 from 1.19.3, 1.20.2, 2.0.1, 2.1.0; "
         "CommitterOperator commits up to Long.MAX_VALUE once endInput was seen (notifyCheckpointComplete "
         "before FLINK-25920's refactoring, commitAndEmitCheckpoints after it) and only up to the completed "
-        "id after the fix.",
-        "pr-dates+bytecode", f"{_DOC}, FLINK-37605"),
+        "id after the fix. The scenario was run on 1.19.2, 1.19.3, 1.20.0, 1.20.1, 1.20.2 with the predicted "
+        "outcome.",
+        "pr-dates+bytecode+run", f"{_DOC}, FLINK-37605"),
     KnownBug(
         "FLINK-24131", "protocol",
         "A sink writer prepared a commit again in the final checkpoint after endInput had already flushed",

@@ -181,7 +181,7 @@ def test_module_doctests_pass():
 
 
 def test_the_documented_verdict_table_matches_expected_verdict():
-    """fix-versions.md's table of expected verdicts (section 4.1) says what expected_verdict says."""
+    """fix-versions.md's table of expected verdicts (section 4.2) says what expected_verdict says."""
     text = DOC.read_text(encoding="utf-8")
     table = text.split("Expected verdicts, FLINK-25920 and FLINK-37605", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| ([0-9.]+)(?:–([0-9.]+))? \| ([^|]+?) \| ([^|]+?) \|$", table, re.M)
