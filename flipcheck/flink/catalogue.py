@@ -174,7 +174,7 @@ _SCENARIO_25920 = (
     "FLINK-25920; each attempt fails the same way and the job ends FAILED with that root cause. Fixed "
     "releases: one restart, job FINISHED, every record committed exactly once, no FLINK-25920 in the log. "
     "Run on real releases: FAILED on 1.19.1 and 1.20.0; FINISHED with 1000 records once on 1.19.2, 1.19.3, "
-    "1.20.1, 1.20.2."
+    "1.20.1, 1.20.2, 2.0.0, 2.0.1, 2.3.0."
 )
 
 _SCENARIO_37605 = (
@@ -191,7 +191,7 @@ _SCENARIO_37605 = (
     "committed again: job FINISHED, committed output holds source_a's records after k twice, no exception. "
     "Fixed releases: that committable carries id k+1, k's notification leaves it; job FINISHED, every record "
     "exactly once. Run on real releases (records committed of 1000): 1884 on 1.19.2, 1895 on 1.20.0, 1857 "
-    "on 1.20.1; 1000 on 1.19.3 and 1.20.2."
+    "on 1.20.1, 1899 on 2.0.0; 1000 on 1.19.3, 1.20.2, 2.0.1, 2.3.0."
 )
 
 _BUGS: tuple[KnownBug, ...] = (
@@ -208,7 +208,7 @@ _BUGS: tuple[KnownBug, ...] = (
         "the FLINK-25920 UnsupportedOperationException for any duplicate summary up to 1.19.1/1.20.0 and "
         "merges end-of-input summaries from 1.19.2/1.20.1/2.0.0. FLINK-37605 later removed endOfInputState "
         "(1.19.3, 1.20.2, 2.0.1, 2.1.0) and made the second endInput harmless by a fresh checkpoint id. "
-        "The scenario was run on 1.19.1, 1.19.2, 1.19.3, 1.20.0, 1.20.1, 1.20.2 with the predicted outcome.",
+        "The scenario was run on 1.19.1-1.19.3, 1.20.0-1.20.2, 2.0.0, 2.0.1, 2.3.0 with the predicted outcome.",
         "pr-dates+bytecode+run", f"{_DOC}, FLINK-25920"),
     KnownBug(
         "FLINK-37605", "protocol",
@@ -222,8 +222,8 @@ _BUGS: tuple[KnownBug, ...] = (
         "2.0.0 and under field lastKnownCheckpointId + 1 from 1.19.3, 1.20.2, 2.0.1, 2.1.0; "
         "CommitterOperator commits up to Long.MAX_VALUE once endInput was seen (notifyCheckpointComplete "
         "before FLINK-25920's refactoring, commitAndEmitCheckpoints after it) and only up to the completed "
-        "id after the fix. The scenario was run on 1.19.2, 1.19.3, 1.20.0, 1.20.1, 1.20.2 with the predicted "
-        "outcome.",
+        "id after the fix. The scenario was run on 1.19.2, 1.19.3, 1.20.0-1.20.2, 2.0.0, 2.0.1, 2.3.0 with the "
+        "predicted outcome.",
         "pr-dates+bytecode+run", f"{_DOC}, FLINK-37605"),
     KnownBug(
         "FLINK-24131", "protocol",
