@@ -2,7 +2,8 @@
 
 Every FLINK id the reference implementations, the model, the properties and the mutant gallery
 name has one :class:`KnownBug` here. The facts and their evidence are written up in
-``docs/reference/fix-versions.md`` (one section per id; ``KnownBug.source`` names it); this module
+``docs/reference/fix-versions.md`` (a section or a table row per id; ``KnownBug.source`` names the
+page and the id); this module
 is the same table as data, for the release matrix that runs real Flink releases.
 
 * ``affected``: the registry releases that shipped the bug, as inclusive spans ``"A..B"`` or single
@@ -155,10 +156,11 @@ _DOC = "docs/reference/fix-versions.md"
 _PRE_114 = "fixed before 1.14.0 shipped: no registry release (1.14.0 or later) has the bug"
 
 
-def _pre(id: str, design: str, title: str, fixed: tuple[str, ...], variant: str | None, evidence: str,
+def _pre(bug_id: str, design: str, title: str, fixed: tuple[str, ...], variant: str | None, evidence: str,
          confidence: str = "pr-dates", other_variants: tuple[str, ...] = ()) -> KnownBug:
-    return KnownBug(id, design, title, (), fixed, variant, None, _PRE_114, evidence, confidence,
-                    f"{_DOC}, {id}", other_variants)
+    """A bug fixed before 1.14.0 shipped: no registry release has it, so no real job can show it."""
+    return KnownBug(bug_id, design, title, (), fixed, variant, None, _PRE_114, evidence, confidence,
+                    f"{_DOC}, {bug_id}", other_variants)
 
 
 _SCENARIO_25920 = (
