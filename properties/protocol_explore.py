@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 
 from flipcheck.model import barriers as bar
 from flipcheck.model.protocol import (
@@ -499,19 +499,41 @@ def replay(job: Job, labels, cycle=(), canonical_labels: bool = True, steps_from
 
     The explorer stores labels of canonical states (renamed ids); they are matched here against
     the real model's steps, so the steps returned carry real checkpoint ids. ``steps_from(job,
-    state)`` lists the steps to match (trace validation adds those past the job's end)."""
-    state = initial_state(job)
-    steps = []
-    for loop, label in [(False, lb) for lb in labels] + [(True, lb) for lb in cycle]:
-        mapping = _canonical(job, state)[1] if canonical_labels else {}
-        for candidate, nxt, notes in steps_from(job, state):
-            if (rename_label(candidate, mapping) if mapping else candidate) == label:
-                steps.append(TraceStep(label, notes, nxt, loop))
-                state = nxt
-                break
-        else:
-            raise ValueError(f"step {label!r} is not enabled")
+    state)`` lists the steps to match (trace validation adds those past the job's end). Two steps
+    may share a label (a failover that does or does not use up the id of a trigger under way):
+    when the first match leads nowhere, the next is tried, so every trace found replays."""
+    wanted = [(False, lb) for lb in labels] + [(True, lb) for lb in cycle]
+    dead: set = set()          # (position, state) from which the rest of the trace cannot follow
+    steps: list[TraceStep] = []
+    choices = [_matching_steps(job, initial_state(job), wanted[0][1], canonical_labels, steps_from)] if wanted else []
+    while choices:
+        position = len(choices) - 1
+        chosen = next(choices[-1], None)
+        if chosen is None:
+            choices.pop()
+            if steps:
+                failed = steps.pop()
+                dead.add((position, failed.state))
+            continue
+        nxt, notes = chosen
+        if (position + 1, nxt) in dead:
+            continue
+        steps.append(TraceStep(wanted[position][1], notes, nxt, wanted[position][0]))
+        if len(steps) == len(wanted):
+            return steps
+        choices.append(_matching_steps(job, nxt, wanted[position + 1][1], canonical_labels, steps_from))
+    if wanted:
+        reached = max(dead, key=lambda d: d[0])[0] if dead else 0
+        raise ValueError(f"step {wanted[reached][1]!r} is not enabled")
     return steps
+
+
+def _matching_steps(job: Job, state, label, canonical_labels: bool, steps_from) -> Iterator[tuple]:
+    """``(next state, notes)`` of each step from ``state`` whose label is ``label``."""
+    mapping = _canonical(job, state)[1] if canonical_labels else {}
+    for candidate, nxt, notes in steps_from(job, state):
+        if (rename_label(candidate, mapping) if mapping else candidate) == label:
+            yield nxt, notes
 
 
 def simulate(job: Job, walks: int, seed: int | str = 0, max_steps: int = 10_000) -> tuple[Counterexample | None, int]:

@@ -26,6 +26,8 @@ Real Flink, started by flipcheck:
 
   flipcheck flink run GRAPH.json --out DIR    run a job graph as a Flink job (see run --help)
   flipcheck flink releases [--json]           the Flink releases installed, and those installable
+  flipcheck flink matrix --out DIR            catalogued Flink bugs re-enacted on real releases,
+                                              compared with JIRA's fix versions (see matrix --help)
 
 It needs a JDK (java and javac, 17 or later) and Flink's jars: by default the flink extra's
 (pip install 'flipcheck[flink]', apache-flink-libraries 2.3.0, about 330 MB; `make install`
@@ -162,6 +164,9 @@ def configure(parser) -> None:
                                           description=RELEASES_DESCRIPTION, epilog=RELEASES_EPILOG,
                                           formatter_class=argparse.RawDescriptionHelpFormatter)
     releases_parser.add_argument("--json", action="store_true", help="one JSON object")
+    from flipcheck.cli import flink_matrix
+
+    flink_matrix.configure(commands)
 
 
 def summary_line(result) -> str:
@@ -201,6 +206,10 @@ def run(args) -> int:
 
     if args.flink_command == "releases":
         return list_releases(args)
+    if args.flink_command == "matrix":
+        from flipcheck.cli import flink_matrix
+
+        return flink_matrix.run(args)
 
     from flipcheck.cli.types import check_output_dir, one_line
     from flipcheck.errors import InputError

@@ -57,7 +57,7 @@ __all__ = ["FlinkCase", "FlinkJobsSuite", "CHECKS", "CASE_FILE", "CASE_TIMEOUT_S
            "case_release", "generate_case", "case_folder", "stored_or_run", "judge_run", "suite"]
 
 # conform's checks, in its order: the properties a real run can violate.
-CHECKS = ("model", "trigger-plan", "final-checkpoint", "ids-in-order", "committed-output")
+CHECKS = ("model", "trigger-plan", "final-checkpoint", "ids-in-order", "committed-output", "job-finished")
 CASE_FILE = "case.json"
 # A small job takes 5-15 s; a JVM still running after this long is stuck.
 CASE_TIMEOUT_SECONDS = 180
@@ -253,11 +253,10 @@ def judge_run(graph: JobGraph, folder: Path, options: dict, *, flip147: bool = T
                   failure_injected=result.failure_injected, records_committed=result.records_committed,
                   records_expected=result.records_expected)
     if result.status != "FINISHED":
-        why = _one_line(f"the job ended {result.status}: {result.cause}")
-        if unfinished_is_violation:
-            detail["final"] = True
-            return Outcome([Violation("job-finished", why)], method="flink", detail=detail)
-        return Outcome(method="flink", error=why, detail=detail)
+        if not unfinished_is_violation:
+            return Outcome(method="flink", error=_one_line(f"the job ended {result.status}: {result.cause}"),
+                           detail=detail)
+        detail["final"] = True  # conform's job-finished check judges it
     protocol = {} if flip147 else {"protocol": _PRE_FLIP_147}
     try:
         conformance = conform_files(str(folder / "plan.json"), [str(folder / "flink.log")], **protocol)

@@ -141,6 +141,8 @@ class RunDirectory(NamedTuple):
     graph: JobGraph
     flink_ids: dict
     mode: str
+    status: str | None = None   # Flink's JobStatus at the end (run.json), None when not recorded
+    cause: str | None = None
 
 
 # spec.json's vertex roles and partitionings, as graph flags and edge patterns.
@@ -166,7 +168,8 @@ def read_run_directory(folder: Path) -> RunDirectory | None:
             for i in v["inputs"]:
                 pattern = POINTWISE if i["partitioning"] in _POINTWISE_PARTITIONINGS else ALL_TO_ALL
                 edges.append((str(i["source"]), str(v["id"]), pattern))
-        return RunDirectory(folder, JobGraph.build(vertices, edges), dict(run["vertices"]), str(spec["mode"]))
+        return RunDirectory(folder, JobGraph.build(vertices, edges), dict(run["vertices"]), str(spec["mode"]),
+                            run.get("status"), run.get("cause"))
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise InputError(str(folder), f"not a readable flipcheck flink run directory: {error}") from None
 
@@ -423,10 +426,20 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     checks = [Check("model", verdict.conforms,
                     f"{verdict.explained} of {len(observations)} observations explained by a behaviour of the "
                     f"{job.protocol.name} model ({verdict.states:,} states searched)"),
-              *cheap, _output_check(run, mode)]
+              *cheap, _output_check(run, mode), _finished_check(run)]
     checkpoints = len({e.checkpoint for e in reading.events if e.kind == "trigger"})
     return Conformance(all(c.ok for c in checks), len(reading.events), checkpoints, first, checks, verdict, job,
                        observed, reading.unrecognised, reading.release)
+
+
+def _finished_check(run: RunDirectory | None) -> Check:
+    """``job-finished``: a bounded job whose injected faults fire once ends FINISHED (its restarts
+    suffice); a job that failed for good has not shown FLIP-147's promise, whatever its log shows."""
+    if run is None or run.status is None:
+        return Check("job-finished", True, "no run.json status to read (a log from another cluster)")
+    if run.status == "FINISHED":
+        return Check("job-finished", True, "the job ended FINISHED")
+    return Check("job-finished", False, f"the job ended {run.status}" + (f": {run.cause}" if run.cause else ""))
 
 
 def _event_text(e: LogEvent) -> str:

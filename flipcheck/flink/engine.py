@@ -55,6 +55,7 @@ from flipcheck.system_tools import find_program
 
 __all__ = [
     "FLINK_DISTRIBUTION",
+    "FAULTS",
     "FlinkInstall",
     "resolve_flink",
     "JDK_PACKAGE",
@@ -87,6 +88,7 @@ __all__ = [
 
 JDK_PACKAGE = "default-jdk-headless"
 JAVA_SOURCE = Path(__file__).with_name("java") / "FlipcheckJob.java"
+FAULTS_SOURCE = JAVA_SOURCE.with_name("Faults.java")
 COMPAT = JAVA_SOURCE.parent / "compat"
 # The adapters of compat/: (directory, first release, first release past it). One of each kind
 # (Compat, SinkV2) is compiled with FlipcheckJob.java; the API each absorbs is in its header.
@@ -217,7 +219,7 @@ def adapters(version: str) -> tuple[str, ...]:
 
 
 def java_sources(version: str) -> list[Path]:
-    return [JAVA_SOURCE] + [path for name in adapters(version) for path in sorted((COMPAT / name).glob("*.java"))]
+    return [JAVA_SOURCE, FAULTS_SOURCE] + [path for name in adapters(version) for path in sorted((COMPAT / name).glob("*.java"))]
 
 
 def _release_sources(sources: list[Path], version: str, scratch: Path) -> list[Path]:
@@ -323,9 +325,10 @@ def _with_records(graph: JobGraph, records: int | None) -> JobGraph:
 def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int | None = None,
              interval_ms: int = DEFAULT_INTERVAL_MS, fail: FailAt | None = None,
              checkpoints_after_tasks_finished: bool = True, seed: int = 0,
-             record_delay_ms: int = RECORD_DELAY_MS) -> dict:
+             record_delay_ms: int = RECORD_DELAY_MS, faults: dict | None = None) -> dict:
     """The document FlipcheckJob.java builds the job from. ``records`` overrides every source's
-    ``"records"``; without it a source's flag counts, else :data:`DEFAULT_RECORDS`.
+    ``"records"``; without it a source's flag counts, else :data:`DEFAULT_RECORDS`. ``faults``
+    are the protocol-point faults of ``Faults.java`` (:data:`FAULTS`), by vertex.
     :class:`UsageError` for what the Flink job cannot build or --fail cannot reach."""
     from flipcheck.model.protocol import Job
 
@@ -346,6 +349,7 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
             first[task.vertex] = (task.records[0] if task.records else 0, len(task.records))
     if fail is not None:
         _check_fail(graph, fail, first)
+    _check_faults(faults or {}, part)
     vertices = []
     for vertex_id in graph.topological_order:
         vertex = graph.vertex(vertex_id)
@@ -371,6 +375,7 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
         "record_delay_ms": record_delay_ms,
         "restart_attempts": RESTART_ATTEMPTS,
         "fail": None if fail is None else {"vertex": fail.vertex, "subtask": fail.subtask, "record": fail.record},
+        "faults": faults or {},
         "vertices": vertices,
         "records_expected": _records_expected(job, part),
     }
@@ -382,6 +387,31 @@ def _records_expected(job, part: dict) -> int:
     sinks = [v for v, role in part.items() if role in ("two_phase_commit_sink", "sink_v2")]
     return sum(len(task.records) * job.paths.get((task.vertex, sink), 0)
                for task in job.tasks if task.is_source for sink in sinks)
+
+
+# Faults.java's faults: name -> (the role of the vertices it applies to, whether it takes a value
+# in milliseconds). Each is read from the spec's "faults" before the job starts.
+FAULTS = MappingProxyType({
+    "slow_snapshot_ms": ("source", True),              # every snapshot sleeps first: late acknowledgements
+    "end_after_checkpoint": ("source", False),         # unpaced after its first checkpoint: end of input while it is pending
+    "fail_after_end_of_input_commit": ("sink_v2", False),  # throw once after the first commit past end of input
+    "fail_in_notify_of_end_checkpoint": ("source", False),  # throw once, 300 ms into that checkpoint's notification
+})
+
+
+def _check_faults(faults: dict, part: dict) -> None:
+    for name, targets in faults.items():
+        if name not in FAULTS:
+            raise UsageError(f"faults: unknown fault {name!r} (known: {', '.join(FAULTS)})")
+        role, timed = FAULTS[name]
+        if not isinstance(targets, dict if timed else list):
+            raise UsageError(f"faults: {name} takes " + ("{VERTEX: MILLISECONDS}" if timed else "[VERTEX, ...]"))
+        for vertex in targets:
+            if part.get(vertex) != role:
+                raise UsageError(f"faults: {name} applies to a {role.replace('_', ' ')} vertex, and {vertex!r} is "
+                                 + ("not a vertex" if vertex not in part else f"a {part[vertex].replace('_', ' ')}"))
+            if timed and not (isinstance(targets[vertex], int) and 0 <= targets[vertex] <= 60_000):
+                raise UsageError(f"faults: {name} of {vertex!r} is {targets[vertex]!r}, not 0..60000 milliseconds")
 
 
 def _check_fail(graph: JobGraph, fail: FailAt, sources: dict) -> None:
@@ -451,6 +481,7 @@ def run_summary(result: RunResult) -> dict:
     summary = {
         "job_id": result.job_id,
         "status": result.status,
+        "cause": result.cause,
         "checkpoints_completed": result.checkpoints_completed,
         "records_committed": result.records_committed,
         "seconds": round(result.times.total, 3),

@@ -35,7 +35,7 @@ def test_a_stored_real_run_conforms_with_every_check(name):
     result = _conform(RUNS / name)
     assert result.conforms, (result.first_unexplained, [c for c in result.checks if not c.ok])
     assert {c.name for c in result.checks} == {"model", "trigger-plan", "final-checkpoint", "ids-in-order",
-                                              "committed-output"}
+                                              "committed-output", "job-finished"}
     assert result.checkpoints >= 3 and result.first_unexplained is None
     assert "not checked" not in next(c for c in result.checks if c.name == "committed-output").detail
 

@@ -302,6 +302,7 @@ public class FlipcheckJob {
         final List<RangeSplit> splits = new ArrayList<>();
         boolean noMoreSplits;
         CompletableFuture<Void> available = new CompletableFuture<>();
+        long emitted;  // for Faults.onSourceSnapshot
 
         RangeReader(String vertex, int subtask, long delayMs, long seed, FailPoint fail) {
             this.vertex = vertex;
@@ -316,13 +317,14 @@ public class FlipcheckJob {
         public InputStatus pollNext(ReaderOutput<Long> output) throws Exception {
             for (RangeSplit split : splits) {
                 if (split.offset < split.count) {
-                    if (delayMs > 0) {
+                    if (delayMs > 0 && Faults.paced(vertex)) {
                         // Jitter (seeded) so subtasks drift apart, as real sources do.
                         Thread.sleep(delayMs + random.nextInt((int) Math.max(1, delayMs / 2)));
                     }
                     FailPoint.check(fail, vertex, subtask, split.offset + 1);
                     output.collect(split.first + split.offset);
                     split.offset++;
+                    emitted++;
                     return InputStatus.MORE_AVAILABLE;
                 }
             }
@@ -336,11 +338,16 @@ public class FlipcheckJob {
         }
 
         public List<RangeSplit> snapshotState(long checkpointId) {
+            Faults.onSourceSnapshot(vertex, checkpointId, emitted);
             List<RangeSplit> copy = new ArrayList<>();
             for (RangeSplit split : splits) {
                 copy.add(split.copy());
             }
             return copy;
+        }
+
+        public void notifyCheckpointComplete(long checkpointId) {
+            Faults.onSourceNotified(vertex, checkpointId);
         }
 
         public CompletableFuture<Void> isAvailable() {
@@ -617,6 +624,11 @@ public class FlipcheckJob {
             files.commit(name);
         }
 
+        /** After a committer committed `count` committables: where Faults may strike. */
+        void committed(int count) {
+            Faults.afterCommit(vertex, count);
+        }
+
         final class Writer {
             final int subtask;
             final Handling handling = new Handling(vertex, fail, false);
@@ -624,6 +636,11 @@ public class FlipcheckJob {
 
             Writer(int subtask) {
                 this.subtask = subtask;
+            }
+
+            /** The writer's end of input (SinkWriter.flush(true), or Sink V1's final prepareCommit). */
+            void endOfInput() {
+                Faults.endOfInput(vertex);
             }
 
             void write(Long value) throws IOException {
@@ -768,6 +785,7 @@ public class FlipcheckJob {
         say("main", Long.toString(System.currentTimeMillis()));
         ObjectMapper json = new ObjectMapper();
         JsonNode spec = json.readTree(new File(args[0]));
+        Faults.configure(spec.get("faults"));
         String outDir = spec.get("out").asText();
         Configuration conf = configuration(spec);
         int slots = 1;

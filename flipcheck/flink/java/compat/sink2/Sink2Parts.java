@@ -36,7 +36,11 @@ final class Sink2Parts {
             writer.write(value);
         }
 
-        public void flush(boolean endOfInput) {}
+        public void flush(boolean endOfInput) {
+            if (endOfInput) {
+                writer.endOfInput();
+            }
+        }
 
         public Collection<String> prepareCommit() {
             return writer.prepareCommit();
@@ -57,6 +61,7 @@ final class Sink2Parts {
             for (CommitRequest<String> request : requests) {
                 transactions.commit(request.getCommittable());
             }
+            transactions.committed(requests.size());
         }
 
         public void close() {}

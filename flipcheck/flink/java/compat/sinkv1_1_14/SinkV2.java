@@ -28,6 +28,9 @@ final class SinkV2 implements Sink<Long, String, Void, Void> {
             }
 
             public List<String> prepareCommit(boolean flush) {
+                if (flush) {  // Sink V1's end of input
+                    writer.endOfInput();
+                }
                 return writer.prepareCommit();
             }
 
@@ -41,6 +44,7 @@ final class SinkV2 implements Sink<Long, String, Void, Void> {
                 for (String name : names) {
                     transactions.commit(name);
                 }
+                transactions.committed(names.size());
                 return Collections.emptyList();  // nothing to retry
             }
 

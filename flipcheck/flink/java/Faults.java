@@ -1,0 +1,119 @@
+// Faults at protocol points, for the release matrix's scenarios (flipcheck/flink/matrix.py): read
+// once from the job spec's "faults" before the job starts (Faults.configure), consulted by the
+// job's sources and sinks. Static, because the MiniCluster runs every task attempt in this JVM
+// with this class loader; a fault that throws fires once per run, so the restarted attempt runs
+// clean. No Flink API here, so one copy serves every release.
+//
+//   "slow_snapshot_ms": {"VERTEX": MS}   every snapshot of VERTEX's source subtasks sleeps MS
+//                                        first: a late acknowledgement keeps checkpoints pending
+//   "end_after_checkpoint": ["VERTEX"]   a source stops pacing at the first checkpoint it
+//                                        snapshots after its first record: the rest of its records
+//                                        and its end of input follow that barrier at once, while
+//                                        the checkpoint is still pending
+//   "fail_in_notify_of_end_checkpoint": ["VERTEX"]
+//                                        a source throws once in notifyCheckpointComplete(k), after
+//                                        NOTIFY_GRACE_MS (the other tasks handle k's notification
+//                                        meanwhile), where k is the checkpoint at which an
+//                                        end_after_checkpoint source stopped pacing: the job
+//                                        restores from k
+//   "fail_after_end_of_input_commit": ["VERTEX"]
+//                                        a Sink V2 committer throws right after its first commit
+//                                        of a non-empty batch after its writer's end of input
+
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+
+final class Faults {
+    static final long NOTIFY_GRACE_MS = 300;
+    static final Map<String, Long> SNAPSHOT_DELAY_MS = new ConcurrentHashMap<>();
+    static final Set<String> END_AFTER_CHECKPOINT = ConcurrentHashMap.newKeySet();
+    static final Set<String> FAIL_AFTER_END_OF_INPUT_COMMIT = ConcurrentHashMap.newKeySet();
+    static final Set<String> FAIL_IN_NOTIFY_OF_END_CHECKPOINT = ConcurrentHashMap.newKeySet();
+    /** The checkpoint at which an end_after_checkpoint source stopped pacing (-1: none yet). */
+    static final AtomicLong END_CHECKPOINT = new AtomicLong(-1);
+    /** Sink vertices whose writer reached end of input; sources that stopped pacing; faults fired. */
+    static final Set<String> ENDED = ConcurrentHashMap.newKeySet();
+    static final Set<String> UNPACED = ConcurrentHashMap.newKeySet();
+    static final Set<String> FIRED = ConcurrentHashMap.newKeySet();
+
+    private Faults() {}
+
+    static void configure(JsonNode faults) {
+        if (faults == null || faults.isNull()) {
+            return;
+        }
+        JsonNode slow = faults.get("slow_snapshot_ms");
+        if (slow != null) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = slow.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> entry = it.next();
+                SNAPSHOT_DELAY_MS.put(entry.getKey(), entry.getValue().asLong());
+            }
+        }
+        names(faults.get("end_after_checkpoint"), END_AFTER_CHECKPOINT);
+        names(faults.get("fail_after_end_of_input_commit"), FAIL_AFTER_END_OF_INPUT_COMMIT);
+        names(faults.get("fail_in_notify_of_end_checkpoint"), FAIL_IN_NOTIFY_OF_END_CHECKPOINT);
+    }
+
+    private static void names(JsonNode list, Set<String> into) {
+        if (list != null) {
+            for (JsonNode name : list) {
+                into.add(name.asText());
+            }
+        }
+    }
+
+    /** A source subtask of `vertex` snapshots checkpoint `checkpointId` after `emitted` records. */
+    static void onSourceSnapshot(String vertex, long checkpointId, long emitted) {
+        Long delay = SNAPSHOT_DELAY_MS.get(vertex);
+        if (delay != null && delay > 0) {
+            try {
+                Thread.sleep(delay);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (emitted > 0 && END_AFTER_CHECKPOINT.contains(vertex) && UNPACED.add(vertex)) {
+            END_CHECKPOINT.compareAndSet(-1, checkpointId);
+            FlipcheckJob.say("fault", "end_after_checkpoint " + vertex + " " + checkpointId);
+        }
+    }
+
+    /** A source subtask of `vertex` was notified that checkpoint `checkpointId` completed. */
+    static void onSourceNotified(String vertex, long checkpointId) {
+        if (FAIL_IN_NOTIFY_OF_END_CHECKPOINT.contains(vertex) && checkpointId == END_CHECKPOINT.get()
+                && FIRED.add(vertex)) {
+            try {
+                Thread.sleep(NOTIFY_GRACE_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            FlipcheckJob.say("failure_injected", Long.toString(System.currentTimeMillis()));
+            throw new RuntimeException("flipcheck fault fail_in_notify_of_end_checkpoint: injected failure in "
+                    + vertex + " on the completion of checkpoint " + checkpointId);
+        }
+    }
+
+    /** Whether a source of `vertex` still paces its records. */
+    static boolean paced(String vertex) {
+        return !UNPACED.contains(vertex);
+    }
+
+    /** The sink writer of `vertex` reached end of input. */
+    static void endOfInput(String vertex) {
+        ENDED.add(vertex);
+    }
+
+    /** The committer of `vertex` committed `count` committables. */
+    static void afterCommit(String vertex, int count) {
+        if (count > 0 && FAIL_AFTER_END_OF_INPUT_COMMIT.contains(vertex) && ENDED.contains(vertex) && FIRED.add(vertex)) {
+            FlipcheckJob.say("failure_injected", Long.toString(System.currentTimeMillis()));
+            throw new RuntimeException("flipcheck fault fail_after_end_of_input_commit: injected failure in " + vertex
+                    + " right after its first commit after end of input");
+        }
+    }
+}
