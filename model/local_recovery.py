@@ -18,7 +18,8 @@ primary. Four parts, each small and pure; every rule names the seed sentence or 
 2. **The local store** (:func:`store_step`, ``TaskLocalStateStoreImpl``, recovery facts §2.4 Retention):
 
    * L1 ``confirm(n)`` discards the local copies older than ``n`` and keeps ``n`` and newer.
-   * L2 ``abort(n)`` discards ``n`` (and its directory, even if ``n`` was never stored: FLINK-28515).
+   * L2 ``abort(n)`` discards ``n`` (and its directory, even if ``n`` was never stored: FLINK-28515's
+     request, in no release up to 2.3.0; recovery facts §2.4).
    * L3 a restore of ``n`` retrieves exactly ``n`` and then keeps only ``n`` (FLINK-8777).
    * L4 ``dispose`` discards everything; later stores are discarded at once.
    * L5 the directory of a checkpoint exists from its start until its copy is discarded.

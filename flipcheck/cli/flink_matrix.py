@@ -29,11 +29,14 @@ replay one cell with `flipcheck replay`.
 EPILOG = """\
 releases (--releases): the default is the newest release of every minor line from 1.14 to 2.3
   plus, for each chosen bug, each release that carries its fix and the one just before it on the
-  same line; all is every release flipcheck can install (flipcheck flink releases).
+  same line; all is every release flipcheck can install (flipcheck flink releases); none, with
+  --flink-home, only your build. Your build's column ("own") has no JIRA expectation: its cells
+  say what your change does to each bug's scenario.
 
 examples:
   flipcheck flink matrix --bugs FLINK-37605 --releases 1.20.1,1.20.2 --out out/matrix   # two cells, about a minute
   flipcheck flink matrix --out out/matrix-all --releases all --master spark://HOST:7077   # needs a Spark cluster
+  flipcheck flink matrix --flink-home ~/flink/build-target --bugs FLINK-37605 --out out/mine   # needs network access (and your build)
 
 output in DIR: matrix.json {"releases", "bugs", "cells": [{"bug", "release", "verdict", "expected",
   "variant_conforms", "why", "run"}]}, matrix.html, runs/ (one folder a cell: flink.log,
@@ -50,6 +53,9 @@ def configure(commands) -> None:
     parser.add_argument("--releases", metavar="LIST", help="comma-separated releases, or all (default: see below)")
     parser.add_argument("--bugs", metavar="LIST", help="comma-separated FLINK ids (default: every bug with a scenario)")
     parser.add_argument("--out", required=True, metavar="DIR", help="where the matrix, its runs and its sweep go")
+    parser.add_argument("--flink-home", metavar="DIR",
+                        help="your own Flink build (lib/flink-dist*.jar, or that lib folder): one more column, "
+                             "\"own\"; alone, without --releases, the only one")
     parser.add_argument("--master", metavar="URL", help="Spark master (default: local[*])")
     parser.add_argument("--json", action="store_true", help="print matrix.json instead of the table")
 
@@ -87,11 +93,21 @@ def run(args) -> int:
     chosen = list(dict.fromkeys(s.bug for s in scenarios_for(bugs)))
     if not SCENARIOS:
         raise UsageError("--bugs: no scenario is defined in this build")
-    releases = choose_releases(args.releases, chosen)
+    own_build = None
+    if args.flink_home is not None:
+        from flipcheck.flink.engine import java_tools
+        from flipcheck.flink.releases import resolve_flink
+
+        java_tools()
+        own_build = resolve_flink(flink_home=args.flink_home)
+    releases = choose_releases("none" if args.releases is None and own_build is not None else args.releases, chosen)
+    if not releases and own_build is None:
+        raise UsageError("--releases: none leaves no column; add --flink-home DIR, or name releases")
     check_output_dir(args.out, "--out")
-    bar = Progress(len(scenarios_for(chosen)) * len(releases), stream=sys.stderr)
+    columns = len(releases) + (own_build is not None)
+    bar = Progress(len(scenarios_for(chosen)) * columns, stream=sys.stderr)
     try:
-        document = run_matrix(releases, chosen, Path(args.out), master=args.master,
+        document = run_matrix(releases, chosen, Path(args.out), master=args.master, own_build=own_build,
                               progress=lambda done, bad, fresh, final: bar.update(done, bad, fresh, final))
     except SweepRefused as error:
         raise UsageError(f"--out: {error}") from None

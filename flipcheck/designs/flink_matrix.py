@@ -26,9 +26,10 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-from flipcheck.designs.flink_jobs import FlinkJobsSuite, case_folder, judge_run, stored_or_run
+from flipcheck.designs.flink_jobs import FlinkJobsSuite, case_folder, case_release, judge_run, stored_or_run
 from flipcheck.designs.suite import CaseSpace, Outcome
-from flipcheck.flink.matrix import Scenario, parse_matrix_token, scenarios_for
+from flipcheck.errors import UsageError
+from flipcheck.flink.matrix import OWN_BUILD, Scenario, parse_matrix_token, scenarios_for
 
 __all__ = ["MatrixCell", "FlinkMatrixSuite", "suite"]
 
@@ -79,7 +80,11 @@ class FlinkMatrixSpace(CaseSpace):
         else:
             folder = case_folder(self.workdir, self.token, case.index)
         case_id = self.case_id(case.index) if case.index is not None else None
-        return stored_or_run(folder, case_id, lambda: _judge_cell(case, folder, self.workdir), case.release)
+        release = case.release
+        if release == OWN_BUILD:  # a stored cell of your build counts while the build is the same
+            install = case_release()
+            release = install.version if install is not None else None
+        return stored_or_run(folder, case_id, lambda: _judge_cell(case, folder, self.workdir), release)
 
 
 def _judge_cell(case: MatrixCell, folder: Path, workdir: str | None) -> Outcome:
@@ -87,18 +92,26 @@ def _judge_cell(case: MatrixCell, folder: Path, workdir: str | None) -> Outcome:
 
     scenario, release = case.scenario, case.release
     bug = KNOWN_BUGS[scenario.bug]
+    # JIRA's versions predict releases, not your build: its cells have no expectation.
     cell = {"bug": scenario.bug, "release": release, "scenario": scenario.name, "verdict": None,
-            "expected": expected_verdict(scenario.bug, release), "variant_conforms": None, "why": None,
+            "expected": None if release == OWN_BUILD else expected_verdict(scenario.bug, release), "variant_conforms": None, "why": None,
             "run": _relative(folder, workdir), "picture": None, "seconds": 0.0}
-    if _release_key(release) < _release_key(scenario.since):
+    install = None
+    if release == OWN_BUILD:
+        install = case_release()
+        if install is None:
+            raise UsageError(f"the matrix has an {OWN_BUILD!r} column but no --flink-home build reached this worker")
+        cell["build"] = install.describe()
+    version = install.version if install is not None else release
+    if _release_key(_numbered(version)) < _release_key(scenario.since):
         folder.mkdir(parents=True, exist_ok=True)
         cell.update(verdict="not-applicable", why=f"the job needs features that {release} lacks (first in {scenario.since})")
-        return Outcome(method="flink", detail={"cell": cell, "final": True, "run_dir": str(folder), "flink": release})
+        return Outcome(method="flink", detail={"cell": cell, "final": True, "run_dir": str(folder), "flink": version})
     from flipcheck.flink.releases import resolve_flink
 
     outcome = judge_run(_graph(scenario), folder, scenario.options, flip147=scenario.protocol == "flip-147",
                         detail={"scenario": scenario.name, "release": release},
-                        flink=resolve_flink(flink=release), unfinished_is_violation=True)
+                        flink=install or resolve_flink(flink=release), unfinished_is_violation=True)
     detail = outcome.detail
     cell["seconds"] = detail.get("seconds") or 0.0
     if outcome.error is not None:
@@ -113,6 +126,13 @@ def _judge_cell(case: MatrixCell, folder: Path, workdir: str | None) -> Outcome:
     detail["cell"] = cell
     detail["final"] = cell["verdict"] != "error"
     return outcome
+
+
+def _numbered(version: str) -> str:
+    """A build's version as a release number (``2.2-SNAPSHOT`` -> ``2.2.0``) for feature checks."""
+    from flipcheck.flink.releases import parse_version
+
+    return ".".join(map(str, parse_version(version)))
 
 
 def _variant_verdict(folder: Path, variant: str, workdir: str | None) -> tuple[bool | None, str | None]:

@@ -45,6 +45,9 @@ __all__ = ["Scenario", "SCENARIOS", "VERDICTS", "MATRIX_FILE", "MATRIX_HTML", "s
            "parse_matrix_token"]
 
 VERDICTS = ("conforms", "flagged", "not-applicable", "error")
+# The column of a user's own build (--flink-home): its install reaches the cells through
+# flipcheck.designs.flink_jobs.RELEASE_ENV, as a flink sweep's release does.
+OWN_BUILD = "own"
 MATRIX_FILE = "matrix.json"
 MATRIX_HTML = "matrix.html"
 
@@ -139,12 +142,14 @@ def default_releases(bugs: Sequence[str] | None = None) -> list[str]:
 
 
 def choose_releases(text: str | None, bugs: Sequence[str] | None = None) -> list[str]:
-    """``--releases``: None (the default set), ``all`` (every known release) or a comma list;
+    """``--releases``: None (the default set), ``all`` (every known release), ``none`` or a comma list;
     UsageError naming ``--releases`` for a release flipcheck cannot install."""
     from flipcheck.flink.catalogue import release_key
 
     if text is None:
         return default_releases(bugs)
+    if text.strip() == "none":
+        return []
     known = _known_releases()
     if text.strip() == "all":
         return sorted(known, key=release_key)
@@ -254,17 +259,31 @@ def write_matrix(out: Path, document: dict) -> None:
 
 
 def run_matrix(releases: Sequence[str], bugs: Sequence[str], out: Path, *, master: str | None = None,
-               progress=None) -> dict:
+               progress=None, own_build=None) -> dict:
     """Run (or resume) the matrix of ``releases`` x the scenarios of ``bugs`` into ``out`` as a
     sweep of the ``flink-matrix`` suite, then write ``matrix.json`` and ``matrix.html``; returns
-    the matrix document. A rerun into the same ``out`` keeps every judged cell."""
+    the matrix document. ``own_build`` (a :class:`~flipcheck.flink.releases.FlinkInstall`, from
+    ``--flink-home``) adds its column, :data:`OWN_BUILD`. A rerun into the same ``out`` keeps every
+    judged cell."""
+    from flipcheck.designs.flink_jobs import RELEASE_ENV
     from flipcheck.sweep.runner import SweepSpec, Target, run_sweep
     from flipcheck.sweep.summary import read_cases
 
-    token = matrix_token(releases, bugs)
-    size = len(scenarios_for(bugs)) * len(releases)
+    columns = [*releases, *([OWN_BUILD] if own_build is not None else [])]
+    token = matrix_token(columns, bugs)
+    size = len(scenarios_for(bugs)) * len(columns)
     spec = SweepSpec("exhaustive", (Target("flink-matrix", "flink", token, size, 1),), None)
-    run_sweep(spec, str(out), master=master, progress=progress)
+    conf, saved = {}, os.environ.get(RELEASE_ENV)
+    if own_build is not None:
+        described = json.dumps(own_build.describe())
+        conf[f"spark.executorEnv.{RELEASE_ENV}"] = described
+        os.environ[RELEASE_ENV] = described  # local mode: the workers inherit the driver's environment
+    try:
+        run_sweep(spec, str(out), master=master, progress=progress, conf=conf)
+    finally:
+        if own_build is not None:
+            os.environ.pop(RELEASE_ENV, None) if saved is None else os.environ.__setitem__(RELEASE_ENV, saved)
+    releases = columns
     table = read_cases(str(out), ["index", "detail", "outcome", "message"]).to_pylist()
     cells = []
     for row in sorted(table, key=lambda r: r["index"]):
@@ -279,5 +298,7 @@ def run_matrix(releases: Sequence[str], bugs: Sequence[str], out: Path, *, maste
                     "run": None, "picture": None, "seconds": 0.0}
         cells.append(cell)
     document = matrix_document(releases, bugs, cells)
+    if own_build is not None:
+        document["own_build"] = own_build.describe()
     write_matrix(out, document)
     return document

@@ -277,3 +277,17 @@ def test_a_design_is_its_rows_of_the_observation_table(monkeypatch):
     assert [o[1] for o in shown if o[0] == "completed"] == [1, 2, 3, 4, 5, 6] and hidden == set()
     with pytest.raises(ValueError, match="no observation rows for design 'nope'"):
         observations.observations_of(reading, Tasks(plan, job.graph, job), "nope")
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in RUNS.glob("release-*")))
+def test_a_stored_run_of_an_older_release_conforms_with_every_check(name):
+    """Real runs on 1.14.6 (Sink V1, and FLIP-147 switched on by 1.14's own key), 1.15.4 (attempt
+    ids of 32 hex digits, read through the plan's task names), 1.16.3, 1.17.2, 1.20.0 and 2.0.0,
+    stored by `flipcheck flink run --flink VERSION`: each log is read in its release's formats and
+    is a behaviour of the flip-147 model, and every record is committed exactly once."""
+    result = _conform(RUNS / name)
+    assert result.conforms, (result.first_unexplained, [c.as_json() for c in result.checks if not c.ok])
+    assert result.checkpoints >= 3 and result.events > 100
+    spec = json.loads((RUNS / name / "spec.json").read_text())
+    if name.startswith("release-1.14"):
+        assert spec["configuration"]["execution.checkpointing.checkpoints-after-tasks-finish.enabled"] == "true"

@@ -48,6 +48,7 @@ def test_the_default_releases_cover_every_minor_line_and_both_sides_of_each_fix(
 def test_releases_are_chosen_by_name_or_all_and_unknown_ones_are_refused():
     assert choose_releases(" 2.0.0,1.20.0 ,1.20.0") == ["1.20.0", "2.0.0"]
     assert choose_releases("all") == sorted(KNOWN_RELEASES, key=release_key)
+    assert choose_releases("none") == []
     with pytest.raises(UsageError, match="--releases: '1.14.1' is not a Flink release"):
         choose_releases("1.14.1")
     with pytest.raises(UsageError, match="--releases"):
@@ -114,6 +115,8 @@ def test_matrix_json_keeps_the_contract_and_its_html_escapes_what_runs_wrote(tmp
     (["--releases", "9.9.9"], "--releases"),
     (["--bugs", "FLINK-21080"], "--bugs"),
     (["--bugs", ","], "--bugs"),
+    (["--releases", "none"], "--releases"),
+    (["--flink-home", "/no/such/flink"], "--flink-home"),
 ])
 def test_bad_matrix_options_exit_2_with_one_line(argv, field, tmp_path, capsys):
     code = main(["flink", "matrix", "--out", str(tmp_path / "m"), *argv])
@@ -145,3 +148,25 @@ def test_stored_scenario_runs_are_flagged_on_the_release_with_the_bug_and_confor
     # the bug's own variant explains the log of the release that shipped it
     variant = conform_files(str(run / "plan.json"), [str(run / "flink.log")], protocol=KNOWN_BUGS[bug].variant)
     assert next(c for c in variant.checks if c.name == "model").ok
+
+
+def test_an_own_build_column_takes_its_install_from_the_workers_environment(tmp_path, monkeypatch):
+    """--flink-home: the cell of the "own" column judges the build the environment names (as a
+    flink sweep's workers get it), with no JIRA expectation, and a build older than the
+    scenario's features is not applicable without a run."""
+    from flipcheck.designs.flink_jobs import RELEASE_ENV
+    from flipcheck.flink.matrix import OWN_BUILD
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    monkeypatch.setenv(RELEASE_ENV, json.dumps({"version": "1.14-SNAPSHOT", "source": "flink-home", "lib": str(lib)}))
+    space = suite.space(matrix_token([OWN_BUILD], ["FLINK-37605"]))
+    space.workdir = str(tmp_path / "runs")
+    cell = space.check(space.case(0), "flink").detail["cell"]
+    assert cell["release"] == OWN_BUILD and cell["expected"] is None and cell["verdict"] == "not-applicable"
+    assert cell["build"]["version"] == "1.14-SNAPSHOT"
+    monkeypatch.delenv(RELEASE_ENV)
+    other = suite.space(matrix_token([OWN_BUILD], ["FLINK-25920"]))
+    other.workdir = str(tmp_path / "runs2")
+    outcome = other.check(other.case(0), "flink")
+    assert outcome.error is not None and "--flink-home" in outcome.error

@@ -1,10 +1,12 @@
-"""`flipcheck flink run --flink 1.14.6`: FLIP-147's first release, from the release cache (installed
-by pip on first use, which needs network access), running the chain with the job builder's 1.x
-adapters: it finishes, FLIP-147 is on (1.14 defaults it to off), and the final checkpoint
-commits every record."""
+"""The one live older release `make test` runs: Flink 1.20.0, the release on the registry that
+shipped the most catalogued bugs a real job can show (FLINK-25920 and FLINK-37605,
+docs/reference/fix-versions.md). `flipcheck flink matrix` installs it into the release cache on
+first use (pip, network access), compiles the job builder with its 1.x adapters, runs both
+scenarios on local Spark and must flag both, as JIRA's versions predict; the bugs' own variants
+explain the logs. Every other release is held to the model through stored runs
+(tests/cover/test_conform.py, tests/cover/test_flink_matrix.py)."""
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,25 +14,23 @@ from flipcheck.cli import main
 
 pytestmark = pytest.mark.flink
 
-RELEASE = "1.14.6"
-CHAIN = str(Path(__file__).resolve().parents[2] / "examples" / "graphs" / "flink" / "chain.json")
+RELEASE = "1.20.0"
 
 
-def test_the_chain_runs_on_flink_1_14_6(tmp_path, capsys):
-    out = tmp_path / "run"
-    assert main(["flink", "run", CHAIN, "--out", str(out), "--records", "10",
-                 "--flink", RELEASE]) == 0, capsys.readouterr().err
-    summary = json.loads((out / "run.json").read_text())
-    assert summary["flink"]["version"] == RELEASE and summary["flink"]["source"] in ("cache", "downloaded")
-    assert summary["status"] == "FINISHED" and summary["checkpoints_completed"] >= 1
-    # Every record committed exactly once: the sinks' last transactions are committed by the final
-    # checkpoint the finishing tasks wait for, which only FLIP-147 (switched on by 1.14's key)
-    # takes. With it off, the same run committed nothing: no checkpoint completed before the end.
-    assert summary["records_committed"] == summary["records_expected"] == 20
-    spec = json.loads((out / "spec.json").read_text())
-    assert spec["configuration"]["execution.checkpointing.checkpoints-after-tasks-finish.enabled"] == "true"
-    log = (out / "flink.log").read_text()
-    assert "Finished operators for task Source: src" in log and "Completed checkpoint" in log
-    # The job vertices of the plan are the ones run.json names.
-    plan = json.loads((out / "plan.json").read_text())
-    assert {node["id"] for node in plan["plan"]["nodes"]} == set(summary["vertices"].values())
+def test_the_release_with_the_most_catalogued_bugs_is_flagged_for_each(tmp_path, capsys):
+    out = tmp_path / "matrix"
+    code = main(["flink", "matrix", "--bugs", "FLINK-25920,FLINK-37605", "--releases", RELEASE,
+                 "--out", str(out), "--master", "local[2]"])
+    printed = capsys.readouterr()
+    document = json.loads((out / "matrix.json").read_text())
+    cells = {cell["bug"]: cell for cell in document["cells"]}
+    assert code == 0, (printed.out, [c["why"] for c in document["cells"]])
+    assert document["releases"] == [RELEASE] and set(cells) == {"FLINK-25920", "FLINK-37605"}
+    assert cells["FLINK-25920"]["verdict"] == "flagged" and cells["FLINK-25920"]["why"].startswith("job-finished")
+    assert "FLINK-25920" in cells["FLINK-25920"]["why"]  # Flink's own exception names the issue
+    assert cells["FLINK-37605"]["verdict"] == "flagged" and cells["FLINK-37605"]["why"].startswith("committed-output")
+    assert all(cell["variant_conforms"] is True and cell["expected"] == "flagged" for cell in cells.values())
+    for cell in cells.values():
+        run = out / cell["run"]
+        assert json.loads((run / "run.json").read_text())["flink"]["version"] == RELEASE
+    assert "2 cells as JIRA's versions predict, 0 not" in printed.out
