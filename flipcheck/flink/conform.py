@@ -328,21 +328,32 @@ def _final_checkpoint_check(observed: list, job: Job) -> Check:
     return Check("final-checkpoint", True, f"{finished} tasks finished, each after a confirmed checkpoint it took part in")
 
 
-def _ids_check(observed: list) -> Check:
+def _ids_check(observed: list, reading: LogReading | None = None) -> Check:
     """Ids are triggered one by one, except that a failover may use up one id (F1b,
     flip147 facts §4.6); a completed id was triggered before, and completions come in
-    increasing order."""
-    last_trigger, last_completed, skips_allowed, skipped = 0, 0, 0, 0
+    increasing order. The id a failover uses up is drawn while the JobManager handles the failure:
+    a trigger logged after a task's FAILED line but before the JobManager's own (its timer did not
+    know yet) leaves the failover's allowance to the next one."""
+    events = {id(e): i for i, e in enumerate(reading.events)} if reading is not None else {}
+    handled = [i for i, e in enumerate(reading.events)
+               if e.kind == "execution-state" and e.detail.endswith(" to FAILED")] if reading is not None else []
+    last_trigger, last_completed, skips_allowed, skipped, failed_at = 0, 0, 0, 0, None
     triggered: set = set()
     for o, e in observed:
         if o[0] == "trigger":
             if last_trigger and not last_trigger < o[1] <= last_trigger + 1 + skips_allowed:
                 return Check("ids-in-order", False, f"checkpoint {o[1]} triggered after {last_trigger} ({e.file}:{e.line})")
-            skipped += o[1] - last_trigger - 1 if last_trigger else 0
-            last_trigger, skips_allowed = o[1], 0
+            gap = o[1] - last_trigger - 1 if last_trigger else 0
+            at = events.get(id(e))
+            known = failed_at is None or at is None or not handled or any(failed_at <= h < at for h in handled)
+            if known or gap:  # the allowance is spent once the JobManager knew, or by the skip itself
+                skips_allowed = 0
+            skipped += gap
+            last_trigger = o[1]
             triggered.add(o[1])
         elif o[0] == "failover":
             skips_allowed += 1
+            failed_at = events.get(id(e))
         elif o[0] == "completed":
             if o[1] not in triggered:
                 return Check("ids-in-order", False, f"checkpoint {o[1]} completed, never triggered before ({e.file}:{e.line})")
@@ -406,7 +417,7 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     _, spec = model_job(plan, run, CORRECT_PROTOCOL, mode, failures)
     # The end-to-end checks are cheap: one that fails has rejected the run already, and the
     # search then only looks, within a hard bound, for the first line no behaviour explains.
-    cheap = [_plan_check(reading, tasks, spec), _final_checkpoint_check(observed, job), _ids_check(observed)]
+    cheap = [_plan_check(reading, tasks, spec), _final_checkpoint_check(observed, job), _ids_check(observed, reading)]
     budget = budget or DEFAULT_BUDGET
     if not all(c.ok for c in cheap):
         budget = min(budget, REJECTED_BUDGET)

@@ -291,3 +291,19 @@ def test_a_stored_run_of_an_older_release_conforms_with_every_check(name):
     spec = json.loads((RUNS / name / "spec.json").read_text())
     if name.startswith("release-1.14"):
         assert spec["configuration"]["execution.checkpointing.checkpoints-after-tasks-finish.enabled"] == "true"
+
+
+def test_a_trigger_before_the_jobmanager_handles_a_failure_leaves_the_used_up_id_to_the_next():
+    """Divergence 19: on 2.2.1 the timer triggered checkpoint 3 after the sink's TaskManager logged
+    its failure but before the JobManager handled it; the failover then used up id 4 and 5
+    followed. The run conforms; anchoring the failover at the TaskManager's line (the reading
+    before) rejects it."""
+    from flipcheck.flink.conform import _ids_check
+
+    run = RUNS / "matrix-FLINK-25920-2.2.1-trigger-before-failure-handled"
+    result = _conform(run)
+    assert result.conforms, [c.as_json() for c in result.checks if not c.ok]
+    ids = next(c for c in result.checks if c.name == "ids-in-order")
+    assert "1 id used up by failovers" in ids.detail
+    before = _ids_check(result.observations)  # no reading: the failover counts from its first line
+    assert not before.ok and "checkpoint 5 triggered after 3" in before.detail
