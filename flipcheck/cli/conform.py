@@ -44,8 +44,8 @@ examples:
   flipcheck conform --json --render behaviour.svg --plan tests/fixtures/flink_runs/union-state/plan.json tests/fixtures/flink_runs/union-state/flink.log
   flipcheck conform --plan plan.json log/flink-*-standalonesession-*.log log/flink-*-taskexecutor-*.log
                                           your cluster's logs (needs a running Flink job)
-  flipcheck conform --flink-version 1.14.6 --plan plan.json jobmanager.log taskmanager.log
-                                          logs of Flink 1.14.6 without their start-up banner
+  flipcheck conform --flink-version 1.14.6 --plan tests/fixtures/flink_runs/release-1.14.6-chain/plan.json tests/fixtures/flink_runs/release-1.14.6-chain/flink.log
+                                          a MiniCluster log of Flink 1.14.6 (no start-up banner)
 
 output: a summary, or with --json one object {"conforms", "events", "checkpoints",
   "first_unexplained": {"file", "line", "event", "why"} | null, "checks": [{"name", "ok",

@@ -84,7 +84,8 @@ def run(args) -> int:
 
     from flipcheck.cli.types import check_output_dir
     from flipcheck.errors import UsageError
-    from flipcheck.flink.matrix import SCENARIOS, choose_releases, run_matrix, scenarios_for
+    from flipcheck.flink.matrix import SCENARIOS, choose_releases, scenarios_for
+    from flipcheck.sweep.matrix import run_matrix
     from flipcheck.sweep.runner import Progress, SweepRefused
 
     bugs = None if args.bugs is None else [b.strip() for b in args.bugs.split(",") if b.strip()]

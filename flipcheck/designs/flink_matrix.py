@@ -191,7 +191,9 @@ class FlinkMatrixSuite(FlinkJobsSuite):
     def describe(self, counterexample: MatrixCell) -> dict:
         scenario = counterexample.scenario
         return {"scenario": scenario.name, "bug": scenario.bug, "release": counterexample.release,
-                "graph": scenario.graph, "options": {k: str(v) for k, v in scenario.options.items()}}
+                "graph": scenario.graph,
+                "options": {k: v if isinstance(v, (bool, int, str, list, dict)) else str(v)
+                            for k, v in scenario.options.items()}}
 
 
 suite = FlinkMatrixSuite()

@@ -54,7 +54,7 @@ from flipcheck.properties.protocol_trace_validation import DEFAULT_BUDGET, KINDS
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, protocol as protocol_named
 
 __all__ = ["Check", "Conformance", "RunDirectory", "Tasks", "conform", "conform_files", "model_job", "observations_of",
-           "read_run_directory", "render_conformance", "plans_from", "vertex_names", "FLAG_KEYS", "REJECTED_BUDGET"]
+           "read_run_directory", "render_conformance", "plans_from", "ids_check", "vertex_names", "FLAG_KEYS", "REJECTED_BUDGET"]
 
 # The vertex flags a run's job graph lends the plan's vertices (the plan cannot show them).
 FLAG_KEYS = ("union_list_state", "two_phase_commit_sink", "sink_v2")
@@ -328,7 +328,7 @@ def _final_checkpoint_check(observed: list, job: Job) -> Check:
     return Check("final-checkpoint", True, f"{finished} tasks finished, each after a confirmed checkpoint it took part in")
 
 
-def _ids_check(observed: list, reading: LogReading | None = None) -> Check:
+def ids_check(observed: list, reading: LogReading | None = None) -> Check:
     """Ids are triggered one by one, except that a failover may use up one id (F1b,
     flip147 facts §4.6); a completed id was triggered before, and completions come in
     increasing order. The id a failover uses up is drawn while the JobManager handles the failure:
@@ -417,7 +417,7 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     _, spec = model_job(plan, run, CORRECT_PROTOCOL, mode, failures)
     # The end-to-end checks are cheap: one that fails has rejected the run already, and the
     # search then only looks, within a hard bound, for the first line no behaviour explains.
-    cheap = [_plan_check(reading, tasks, spec), _final_checkpoint_check(observed, job), _ids_check(observed, reading)]
+    cheap = [_plan_check(reading, tasks, spec), _final_checkpoint_check(observed, job), ids_check(observed, reading)]
     budget = budget or DEFAULT_BUDGET
     if not all(c.ok for c in cheap):
         budget = min(budget, REJECTED_BUDGET)

@@ -16,9 +16,10 @@ not be judged (the JVM did not start, the release cannot run here, the model sea
 states without another check failing). The expectation of a cell comes from the releases JIRA
 gives as affected and fixed (:func:`flipcheck.flink.catalogue.expected_verdict`).
 
-The cells run as a sweep of the ``flink-matrix`` suite (:mod:`flipcheck.designs.flink_matrix`):
-on Spark, one MiniCluster per Spark task, resumable, each cell with a case id. :func:`write_matrix`
-then writes ``matrix.json`` (the contract of :func:`matrix_document`) and ``matrix.html``.
+The cells run as a sweep of the ``flink-matrix`` suite (:mod:`flipcheck.designs.flink_matrix`,
+driven by :func:`flipcheck.sweep.matrix.run_matrix`): on Spark, one MiniCluster per Spark task,
+resumable, each cell with a case id. :func:`write_matrix` then writes ``matrix.json`` (the
+contract of :func:`matrix_document`) and ``matrix.html``.
 
 Example
 -------
@@ -41,8 +42,8 @@ from typing import NamedTuple, Sequence
 from flipcheck.errors import UsageError
 
 __all__ = ["Scenario", "SCENARIOS", "VERDICTS", "MATRIX_FILE", "MATRIX_HTML", "scenario_named", "scenarios_for",
-           "choose_releases", "default_releases", "cell_matches", "matrix_document", "write_matrix", "matrix_token",
-           "parse_matrix_token"]
+           "choose_releases", "default_releases", "cell_matches", "matrix_document", "matrix_html", "write_matrix", "matrix_token",
+           "parse_matrix_token", "OWN_BUILD"]
 
 VERDICTS = ("conforms", "flagged", "not-applicable", "error")
 # The column of a user's own build (--flink-home): its install reaches the cells through
@@ -253,52 +254,3 @@ def write_matrix(out: Path, document: dict) -> None:
         scratch = out / f".{name}.{os.getpid()}"
         scratch.write_text(text)
         os.replace(scratch, out / name)
-
-
-# -- running -------------------------------------------------------------------------------------
-
-
-def run_matrix(releases: Sequence[str], bugs: Sequence[str], out: Path, *, master: str | None = None,
-               progress=None, own_build=None) -> dict:
-    """Run (or resume) the matrix of ``releases`` x the scenarios of ``bugs`` into ``out`` as a
-    sweep of the ``flink-matrix`` suite, then write ``matrix.json`` and ``matrix.html``; returns
-    the matrix document. ``own_build`` (a :class:`~flipcheck.flink.releases.FlinkInstall`, from
-    ``--flink-home``) adds its column, :data:`OWN_BUILD`. A rerun into the same ``out`` keeps every
-    judged cell."""
-    from flipcheck.designs.flink_jobs import RELEASE_ENV
-    from flipcheck.sweep.runner import SweepSpec, Target, run_sweep
-    from flipcheck.sweep.summary import read_cases
-
-    columns = [*releases, *([OWN_BUILD] if own_build is not None else [])]
-    token = matrix_token(columns, bugs)
-    size = len(scenarios_for(bugs)) * len(columns)
-    spec = SweepSpec("exhaustive", (Target("flink-matrix", "flink", token, size, 1),), None)
-    conf, saved = {}, os.environ.get(RELEASE_ENV)
-    if own_build is not None:
-        described = json.dumps(own_build.describe())
-        conf[f"spark.executorEnv.{RELEASE_ENV}"] = described
-        os.environ[RELEASE_ENV] = described  # local mode: the workers inherit the driver's environment
-    try:
-        run_sweep(spec, str(out), master=master, progress=progress, conf=conf)
-    finally:
-        if own_build is not None:
-            os.environ.pop(RELEASE_ENV, None) if saved is None else os.environ.__setitem__(RELEASE_ENV, saved)
-    releases = columns
-    table = read_cases(str(out), ["index", "detail", "outcome", "message"]).to_pylist()
-    cells = []
-    for row in sorted(table, key=lambda r: r["index"]):
-        detail = json.loads(row["detail"]) if row["detail"] else {}
-        cell = detail.get("cell")
-        if cell is None:  # the cell's check itself failed: its one line is the row's message
-            from flipcheck.designs.flink_matrix import suite
-
-            case = suite.space(token).case(row["index"])
-            cell = {"bug": case.scenario.bug, "release": case.release, "scenario": case.scenario.name,
-                    "verdict": "error", "expected": None, "variant_conforms": None, "why": row["message"],
-                    "run": None, "picture": None, "seconds": 0.0}
-        cells.append(cell)
-    document = matrix_document(releases, bugs, cells)
-    if own_build is not None:
-        document["own_build"] = own_build.describe()
-    write_matrix(out, document)
-    return document

@@ -20,11 +20,13 @@ def test_every_source_of_examples_is_read():
     assert len([e for e in EXAMPLES if e.source == "README.md"]) == 11
 
 
-def test_examples_not_run_are_the_cluster_templates_only():
+def test_examples_not_run_are_the_cluster_templates_and_release_installs_only():
     not_run = [e.command for e in EXAMPLES if e.needs]
-    assert len(not_run) == 4, not_run
-    # A Spark cluster, a running Flink job's REST API, a cluster's own log files.
-    assert all("--master" in command or "curl" in command or "log/flink-" in command for command in not_run)
+    assert len(not_run) == 5, not_run
+    # A Spark cluster, a running Flink job's REST API, a cluster's own log files, a Flink release
+    # installed from the package registry on first use (network access).
+    assert all("--master" in command or "curl" in command or "log/flink-" in command or "--flink " in command
+               for command in not_run)
 
 
 def test_every_slow_entry_names_an_example():

@@ -298,12 +298,12 @@ def test_a_trigger_before_the_jobmanager_handles_a_failure_leaves_the_used_up_id
     its failure but before the JobManager handled it; the failover then used up id 4 and 5
     followed. The run conforms; anchoring the failover at the TaskManager's line (the reading
     before) rejects it."""
-    from flipcheck.flink.conform import _ids_check
+    from flipcheck.flink.conform import ids_check
 
     run = RUNS / "matrix-FLINK-25920-2.2.1-trigger-before-failure-handled"
     result = _conform(run)
     assert result.conforms, [c.as_json() for c in result.checks if not c.ok]
     ids = next(c for c in result.checks if c.name == "ids-in-order")
     assert "1 id used up by failovers" in ids.detail
-    before = _ids_check(result.observations)  # no reading: the failover counts from its first line
+    before = ids_check(result.observations)  # no reading: the failover counts from its first line
     assert not before.ok and "checkpoint 5 triggered after 3" in before.detail
