@@ -204,6 +204,10 @@ def _plan_function(algorithm, by_name) -> tuple[str, Callable]:
             raise UsageError(f"algorithm: {error.args[0] if error.args else error}") from None
     if isinstance(algorithm, type):
         algorithm = algorithm()
+    from flipcheck.reference_impl.plan import FlinkPlanCalculator
+
+    if isinstance(algorithm, FlinkPlanCalculator):
+        _check_names(type(algorithm), FlinkPlanCalculator, "algorithm")
     if hasattr(algorithm, "calculate"):
         return _own_name(type(algorithm)), algorithm.calculate
     if callable(algorithm):
@@ -423,6 +427,21 @@ def _variant_name(variant, option: str) -> str | None:
     return spec
 
 
+def _check_names(cls: type, base: type, option: str) -> None:
+    """A class of yours passed in code is held to its base's names as a spec is (a typo in an
+    attribute is a UsageError, a value the base already has a warning)."""
+    import warnings
+
+    from flipcheck.reference_impl.user_variants import UserVariantError, VariantWarning, check_names
+
+    try:
+        found = check_names(cls, base)
+    except UserVariantError as error:
+        raise UsageError(f"{option}: {error}") from None
+    for warning in found:
+        warnings.warn(warning, VariantWarning, stacklevel=4)
+
+
 def _protocol(protocol) -> Protocol:
     from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, protocol as protocol_named
 
@@ -434,8 +453,10 @@ def _protocol(protocol) -> Protocol:
         except ValueError as error:
             raise UsageError(f"protocol: {error}") from None
     if isinstance(protocol, type) and issubclass(protocol, Protocol):
+        _check_names(protocol, Protocol, "protocol")
         return protocol()
     if isinstance(protocol, Protocol):
+        _check_names(type(protocol), Protocol, "protocol")
         return protocol
     raise UsageError(f"protocol: {protocol!r} is not a protocol name or a flipcheck.Protocol subclass")
 

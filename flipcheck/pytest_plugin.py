@@ -76,7 +76,7 @@ class Checker:
 
         options.setdefault("max_states", self.profile.max_states)
         graph = graph if isinstance(graph, JobGraph) else flipcheck.load_job_graph(graph)
-        result = flipcheck.explore(graph, protocol, **options)
+        result = self._checked(flipcheck.explore, graph, protocol, **options)
         if result.counterexample is not None:
             self._fail(result, self._explore_replay(graph, result))
         if not result.counts["complete"]:
@@ -90,17 +90,29 @@ class Checker:
     def plan(self, graph, algorithm="flink"):
         import flipcheck
 
-        return self._settled(flipcheck.plan(graph, algorithm))
+        return self._settled(self._checked(flipcheck.plan, graph, algorithm))
 
     def replay_barriers(self, events, channels, **options):
         import flipcheck
 
-        return self._settled(flipcheck.replay_barriers(events, channels, **options))
+        return self._settled(self._checked(flipcheck.replay_barriers, events, channels, **options))
 
     def verify(self, suite, variant=None, budget=None):
         import flipcheck
 
-        return self._settled(flipcheck.verify(suite, variant, budget if budget is not None else self.profile.budget))
+        return self._settled(self._checked(flipcheck.verify, suite, variant,
+                                           budget if budget is not None else self.profile.budget))
+
+    @staticmethod
+    def _checked(check, *args, **options):
+        """``check(*args, **options)``; a bad argument (a misspelt attribute of your class, say)
+        fails the test with flipcheck's one line instead of a traceback into flipcheck."""
+        from flipcheck.errors import InputError, UsageError
+
+        try:
+            return check(*args, **options)
+        except (UsageError, InputError) as error:
+            pytest.fail(f"flipcheck: {check.__name__}: {error}", pytrace=False)
 
     def _settled(self, result):
         """``result`` when nothing is violated; otherwise the test fails with its report."""

@@ -16,6 +16,7 @@ import pytest
 from flipcheck import job_graph
 
 sys.path.insert(0, {str(VARIANTS.parent)!r})
+import misspelt  # noqa: E402
 import my_variants  # noqa: E402  (the user's own module of protocols)
 
 GRAPH = job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
@@ -27,6 +28,10 @@ def test_the_bug(flipcheck_checker):
 
 def test_the_plan_bug(flipcheck_checker):
     flipcheck_checker.plan({str(ROOT / "examples" / "graphs" / "figure1.json")!r}, "wiki-b")
+
+
+def test_a_misspelt_attribute(flipcheck_checker):
+    flipcheck_checker.explore(GRAPH, misspelt.MyProtocol, records=1)
 
 
 def test_the_refactoring(flipcheck_checker):
@@ -58,7 +63,10 @@ def test_a_violation_fails_the_users_test_with_the_trace_its_picture_and_a_repla
     done = run_pytest(tmp_path)
     out = done.stdout
     assert done.returncode == 1, out + done.stderr
-    assert "2 failed, 3 passed" in out and "FAILED test_mine.py::test_the_bug" in out
+    assert "3 failed, 3 passed" in out and "FAILED test_mine.py::test_the_bug" in out
+    # a class that changes nothing fails with one line, not a green and not flipcheck's traceback
+    assert ("flipcheck: explore: protocol: MyProtocol.wait_for_pending_checkpoint is not a name flipcheck.Protocol "
+            "defines, so it changes nothing: did you mean wait_for_pending_checkpoints?") in out
     plan_report = out[out.index("flipcheck: plan wiki-b: no_triggered_task_has_running_predecessor violated"):]
     assert "replay:  flipcheck plan --algorithm wiki-b GRAPH.json" in plan_report
     report = out[out.index("flipcheck: explore CommitOnlyToTriggered: "):]
