@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from flipcheck.errors import InputError, UsageError
+from flipcheck.errors import InputError, SearchCut, UsageError
 from flipcheck.model.graph_json import GraphFormatError, graph_to_json, load_graph, parse_graph
 from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph
 from flipcheck.model.plan import CheckpointPlan, PlanResult, checkpoint_plan
@@ -337,8 +337,10 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
             max_states: int | None = None, reduction: str = "all", stop_at_first: bool = True) -> Result:
     """Explore every reachable state of the whole job (coordinator, tasks, channels;
     docs/protocol.md) running ``protocol``: None for FLIP-147 as Flink ships it, a variant's name,
-    or your own :class:`Protocol` subclass (or instance). ``ok`` means complete and no property
-    violated; the counterexample is the full model's shortest trace. The search ends at the first
+    or your own :class:`Protocol` subclass (or instance). ``ok`` means no property violated in
+    the states searched; a search that ``max_states`` cut short has ``counts["complete"]`` false
+    and warns (a ``UserWarning``) that it did not search them all. The counterexample is the full
+    model's shortest trace. The search ends at the first
     violation unless ``stop_at_first=False``, which finds every property violated (``violations``),
     each with its shortest trace, at the cost of the whole state space.
 
@@ -394,7 +396,19 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
         return render_trace(job, steps, path, f"{label}: {first.property} violated",
                             first.message if len(first.message) < 160 else first.message[:157] + "...")
 
-    return Result(f"explore {label}", result.complete and not violations, counts, first, violations, _draw=draw)
+    if not result.complete and not violations:
+        import warnings
+
+        warnings.warn(cut_message(f"explore {label}", result.states, max_states), SearchCut, stacklevel=2)
+    return Result(f"explore {label}", not violations, counts, first, violations, _draw=draw)
+
+
+def cut_message(check: str, states: int, max_states: int | None) -> str:
+    """The one line every front end (the command, the API, the plugin) says about a search its
+    bound cut short, so that a cut is never read as a whole search."""
+    bound = f"max_states {max_states:,}" if max_states is not None else "its bound"
+    return (f"{check}: no violation in {states:,} states, but the search stopped at {bound} before it "
+            f"searched them all (complete: false)")
 
 
 def _protocol_names(given, chosen: Protocol) -> tuple[str, str]:

@@ -74,17 +74,22 @@ class Checker:
         import flipcheck
         from flipcheck.model.jobgraph import JobGraph
 
+        import warnings
+
+        from flipcheck.api import cut_message
+        from flipcheck.errors import SearchCut
+
         options.setdefault("max_states", self.profile.max_states)
         graph = graph if isinstance(graph, JobGraph) else flipcheck.load_job_graph(graph)
-        result = self._checked(flipcheck.explore, graph, protocol, **options)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SearchCut)   # said once below, with how to search further
+            result = self._checked(flipcheck.explore, graph, protocol, **options)
         if result.counterexample is not None:
             self._fail(result, self._explore_replay(graph, result))
         if not result.counts["complete"]:
-            import warnings
-
-            warnings.warn(f"flipcheck: {result.check} found no violation in {result.counts['states']:,} states, but "
-                          f"did not search them all (max_states {options['max_states']:,}; --flipcheck-profile "
-                          f"nightly or @pytest.mark.flipcheck(max_states=...) searches further)", stacklevel=2)
+            warnings.warn(f"flipcheck: {cut_message(result.check, result.counts['states'], options['max_states'])}; "
+                          f"--flipcheck-profile nightly or @pytest.mark.flipcheck(max_states=...) searches further",
+                          SearchCut, stacklevel=2)
         return result
 
     def plan(self, graph, algorithm="flink"):

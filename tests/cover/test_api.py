@@ -60,8 +60,10 @@ def test_explore_takes_a_protocol_instance_and_a_name_and_bounds_the_search():
     classes = _user_classes()
     assert not flipcheck.explore(pair(), classes["CommitOnlyToTriggered"](), records=1).ok
     assert not flipcheck.explore(pair(), "pre-flip-147", records=1).ok
-    cut = flipcheck.explore(pair(2), records=1, max_states=50)
-    assert not cut.ok and not cut.counts["complete"] and cut.counterexample is None
+    with pytest.warns(UserWarning, match="no violation in 50 states, but the search stopped at max_states 50"):
+        cut = flipcheck.explore(pair(2), records=1, max_states=50)
+    # a cut is reported as the command reports it: no violation found, and complete false
+    assert cut.ok and not cut.counts["complete"] and cut.counterexample is None and cut.counts["states"] == 50
 
 
 def test_plan_checks_against_the_spec_with_names_calculators_and_functions(tmp_path):
