@@ -91,12 +91,15 @@ class Result:
 def job_graph(vertices: Sequence[tuple], edges: Sequence[tuple], states: dict | None = None,
               checkpoints_after_tasks_finished: bool = True) -> JobGraph:
     """A job graph built in code: ``vertices`` as ``(id, parallelism)``, ``edges`` as
-    ``(source, target, "all-to-all" | "pointwise")``, ``states`` optionally as ``{vertex id:
+    ``(source, target, "all-to-all" | "pointwise")`` (or the constants :data:`flipcheck.ALL_TO_ALL`
+    and :data:`flipcheck.POINTWISE`, the values an edge's ``pattern`` has), ``states`` optionally as ``{vertex id:
     [ExecutionState name per subtask]}`` (default: every task RUNNING).
 
     >>> g = job_graph([("src", 2), ("map", 2)], [("src", "map", "pointwise")], states={"src": ["FINISHED", "RUNNING"]})
     >>> [v.id for v in g.vertices], g.vertex("src").parallelism
     (['src', 'map'], 2)
+    >>> g.inputs("map")[0].pattern == POINTWISE   # flipcheck.POINTWISE, which job_graph takes too
+    True
     """
     document: dict[str, Any] = {
         "vertices": [{"id": vid, "parallelism": parallelism} for vid, parallelism in vertices],

@@ -122,3 +122,17 @@ def test_a_class_no_spec_can_name_is_refused_where_a_name_must_travel():
 
     with pytest.raises(UsageError, match="variant: .* define the class at the top level"):
         flipcheck.verify("protocol", Local, budget=1)
+
+
+def test_edge_patterns_are_public_and_what_job_graph_takes_and_an_edge_has():
+    assert {"ALL_TO_ALL", "POINTWISE"} <= set(flipcheck.__all__)
+    for spelled, constant in (("all-to-all", flipcheck.ALL_TO_ALL), ("pointwise", flipcheck.POINTWISE)):
+        by_name = flipcheck.job_graph([("a", 2), ("b", 2)], [("a", "b", spelled)])
+        by_constant = flipcheck.job_graph([("a", 2), ("b", 2)], [("a", "b", constant)])
+        assert by_name == by_constant and by_constant.inputs("b")[0].pattern == constant
+    # the example project a user copies imports only the public API
+    import re
+
+    for path in (ROOT / "examples" / "user-project").rglob("*.py"):
+        internal = re.findall(r"^\s*(?:from|import) (flipcheck\.\w+)", path.read_text(), re.M)
+        assert internal == [], (path, internal)
