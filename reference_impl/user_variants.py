@@ -4,7 +4,8 @@ Every registry of variants (protocol variants, plan algorithms, barrier handlers
 designs' engines) takes, besides its own names, a spec with a ``:`` in it:
 
 * ``some/file.py:ClassName`` — a Python file, relative to the current directory or absolute;
-* ``dotted.module:ClassName`` — a module importable from ``sys.path``.
+* ``dotted.module:ClassName`` — a module importable from ``sys.path``, or else from the current
+  directory (as ``python -m`` finds it; only when ``sys.path`` has no module of that name).
 
 :func:`load_variant` imports it (a file under a stable synthetic module name, once per process)
 and returns the class if it subclasses the registry's base; otherwise it raises
@@ -237,13 +238,40 @@ def _import_module(spec: str, dotted: str):
     if not all(part.isidentifier() for part in dotted.split(".")):
         raise UserVariantError(f"{spec}: {dotted!r} is neither a .py file nor a module name")
     try:
-        return importlib.import_module(dotted)
+        try:
+            return importlib.import_module(dotted)
+        except ModuleNotFoundError as error:
+            here = _module_here(dotted)
+            if here is None or error.name != dotted.split(".")[0]:
+                raise
+            # The module is in the current directory, which `python -m` would search but the
+            # `flipcheck` script does not: search it too, only now, so it never shadows another.
+            sys.path.insert(0, here)
+            try:
+                return importlib.import_module(dotted)
+            finally:
+                sys.path.remove(here)
     except ModuleNotFoundError as error:
         if error.name is not None and (dotted == error.name or dotted.startswith(error.name + ".")):
-            raise UserVariantError(f"{spec}: no module named {error.name!r}") from None
+            first = dotted.split(".")[0]
+            raise UserVariantError(f"{spec}: no module named {error.name!r} (a module is found on sys.path or in the "
+                                   f"current directory: run from where it imports, add its folder to PYTHONPATH, or "
+                                   f"name the file: {first}.py:CLASS)") from None
         raise UserVariantError(f"{spec}: importing module {dotted} failed: {_one_line(error)}") from None
     except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's code: any failure is one line
         raise UserVariantError(f"{spec}: importing module {dotted} failed: {_one_line(error)}") from None
+
+
+def _module_here(dotted: str) -> str | None:
+    """The current directory, if the top package or module of ``dotted`` is a file or folder in it."""
+    try:
+        here = os.getcwd()
+    except OSError:   # the directory was deleted under us
+        return None
+    first = dotted.split(".")[0]
+    if os.path.isfile(os.path.join(here, first + ".py")) or os.path.isdir(os.path.join(here, first)):
+        return here
+    return None
 
 
 def _kind(value) -> str:

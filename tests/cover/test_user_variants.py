@@ -335,3 +335,15 @@ def test_every_registered_variant_passes_the_check_its_users_classes_get():
             assert check_names(cls, base) == (), name
             checked += 1
     assert checked > 60
+
+
+def test_a_module_spec_resolves_from_the_current_directory_and_a_missing_one_says_how(tmp_path, monkeypatch, capsys):
+    (tmp_path / "health_trap_protocols.py").write_text(
+        "import flipcheck\n\nclass Mine(flipcheck.Protocol):\n    name = 'mine'\n")
+    monkeypatch.chdir(tmp_path)   # the module's own folder, where a user runs the command from
+    monkeypatch.setattr("sys.path", [p for p in __import__("sys").path if p not in ("", ".", str(tmp_path))])
+    assert protocol_class("health_trap_protocols:Mine").__name__ == "Mine"
+    assert str(tmp_path) not in __import__("sys").path   # searched for that import only
+    code, _, err = run(capsys, "explore", str(ROOT / PAIR), "--variant", "no_such_module_here:Mine")
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "no module named 'no_such_module_here' (" in err and "no_such_module_here.py:CLASS" in err
