@@ -9,6 +9,9 @@ own tests. Installed with flipcheck (entry point ``pytest11``), on by default.
   10 minutes. Given on the command line it also loads the hypothesis settings profile of the
   same name (``flipcheck-ci``: 100 examples, derandomised; ``flipcheck-nightly``: 2,000).
 * ``@pytest.mark.flipcheck(max_states=..., budget=...)`` overrides the profile for one test.
+* ``--flipcheck-out DIR`` (default ``.flipcheck`` under pytest's rootdir) is where a failing
+  check leaves its picture, its graph and its replay command (``TEST.svg``, ``TEST.json``,
+  ``TEST.replay``): not pytest's temporary folder, which pytest deletes after three runs.
 
 Example (a test file of yours)::
 
@@ -47,6 +50,9 @@ def pytest_addoption(parser) -> None:
     group.addoption("--flipcheck-profile", choices=sorted(PROFILES), default=None,
                     help="bounds of flipcheck_checker: ci (default; 200,000 states, 20 s) or nightly "
                          "(5,000,000 states, 10 min); also loads the hypothesis profile flipcheck-<name>")
+    group.addoption("--flipcheck-out", metavar="DIR", default=None,
+                    help="where a failing check saves its picture, graph and replay command "
+                         "(default: .flipcheck under the rootdir; kept across runs)")
 
 
 def pytest_configure(config) -> None:
@@ -131,7 +137,10 @@ class Checker:
 
         self.folder.mkdir(parents=True, exist_ok=True)
         saved = flipcheck.save_job_graph(graph, self.folder / f"{self.name}.json")
-        return result.counterexample.replay.replace("GRAPH.json", str(saved), 1)
+        command = result.counterexample.replay.replace("GRAPH.json", str(saved), 1)
+        # the command next to the graph it names: still there when the terminal's output is gone
+        (self.folder / f"{self.name}.replay").write_text(command + "\n")
+        return command
 
     def _fail(self, result, replay: str) -> None:
         lines = [f"flipcheck: {result.check}: {result.counterexample.property} violated"
@@ -160,7 +169,7 @@ class Checker:
 
 
 @pytest.fixture
-def flipcheck_checker(request, tmp_path_factory) -> Checker:
+def flipcheck_checker(request) -> Checker:
     """Run flipcheck checks within the profile's bounds; a violation fails the test with the
     shortest counterexample, its picture and the command that replays it."""
     chosen = request.config.getoption("--flipcheck-profile") or "ci"
@@ -169,4 +178,6 @@ def flipcheck_checker(request, tmp_path_factory) -> Checker:
     if marker is not None:
         profile = profile._replace(**{key: value for key, value in marker.kwargs.items() if key in Profile._fields})
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)[:100]
-    return Checker(profile, name, tmp_path_factory.getbasetemp() / "flipcheck")
+    out = request.config.getoption("--flipcheck-out")
+    folder = Path(out).resolve() if out else request.config.rootpath / ".flipcheck"
+    return Checker(profile, name, folder)

@@ -75,6 +75,10 @@ def test_a_violation_fails_the_users_test_with_the_trace_its_picture_and_a_repla
     picture = report.split("picture: ", 1)[1].split("\n", 1)[0]
     assert picture.endswith(".svg") and "<svg" in Path(picture).read_text()
     replay = report.split("replay:  ", 1)[1].split("\n", 1)[0]
+    # saved under the rootdir, where pytest's clean-up of its temporary folders never reaches
+    saved = tmp_path / ".flipcheck"
+    assert Path(picture).parent == saved and f"flipcheck explore {saved / 'test_the_bug.json'} " in replay
+    assert (saved / "test_the_bug.replay").read_text() == replay + "\n"
     assert f"--variant {VARIANTS}:CommitOnlyToTriggered" in replay
     words = replay.split()
     assert words[:2] == ["flipcheck", "explore"]
@@ -82,6 +86,12 @@ def test_a_violation_fails_the_users_test_with_the_trace_its_picture_and_a_repla
                            timeout=600)
     assert again.returncode == 1 and "violated" in again.stdout
     assert "but the search stopped at max_states 10 before it searched them all" in out   # the bounded test's warning
+
+
+def test_flipcheck_out_chooses_where_the_replay_is_saved(tmp_path):
+    done = run_pytest(tmp_path, "--flipcheck-out", "reports", "-k", "test_the_bug")
+    assert done.returncode == 1 and (tmp_path / "reports" / "test_the_bug.replay").is_file(), done.stdout
+    assert f"replay:  flipcheck explore {tmp_path / 'reports' / 'test_the_bug.json'} " in done.stdout
 
 
 def test_the_nightly_profile_loads_its_hypothesis_settings_and_a_bad_profile_is_a_usage_error(tmp_path):
