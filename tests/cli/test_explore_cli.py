@@ -85,6 +85,12 @@ def test_the_search_stops_at_its_bound_instead_of_looking_up_the_rest_of_the_fro
     graph = explore_graph([0], successors, max_states=1_000)
     assert len(graph) == 1_000 and not graph.complete
     assert len(expanded) <= 501   # the states whose successors were stored, and the one that met the bound
+    # a time budget (verify's exploration driver) ends a search under way the same way, within 256 states
+    import time
+
+    expanded.clear()
+    graph = explore_graph([0], successors, deadline=time.perf_counter())
+    assert not graph.complete and len(expanded) == 256
 
 
 def test_a_long_search_reports_its_progress_on_stderr(capsys, graph_file, monkeypatch):
