@@ -286,9 +286,10 @@ def test_every_registry_holds_a_users_class_to_its_bases_names():
 def test_the_api_holds_a_class_passed_in_code_to_its_bases_names():
     import flipcheck
     from flipcheck.errors import UsageError
-    from flipcheck.reference_impl.user_variants import _load_file
+    import sys
 
-    mine = _load_file(str(ROOT / MISSPELT))   # as the user's own import of their module
+    # the user's own module, imported as a spec imports it (base object: no registry checks it yet)
+    mine = sys.modules[load_variant(f"{MISSPELT}:MyProtocol", object, "class").__module__]
     graph = flipcheck.job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
     for protocol in (mine.MyProtocol, mine.MyProtocol()):
         with pytest.raises(UsageError, match="^protocol: MyProtocol.wait_for_pending_checkpoint .* did you mean "
