@@ -308,7 +308,8 @@ def _abort_marks(state: JobState) -> int:
 
 def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool = False, liveness: bool = True,
                 shortest_of: str | None = None, store: str = "states", reduction: str = "none",
-                progress: Callable[[StateGraph, float], None] | None = None) -> JobExploration:
+                progress: Callable[[StateGraph, float], None] | None = None,
+                deadline: float | None = None) -> JobExploration:
     """Explore ``job`` exhaustively (up to ``max_states``) and check every property.
 
     ``stop_at_first`` ends the search at the first step/state violation (the graph properties
@@ -322,7 +323,8 @@ def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool 
     the graph reduced by partial-order reduction (:mod:`.protocol_reduction`), ``"symmetry"``
     the quotient by interchangeable tasks (:mod:`.protocol_symmetry`), ``"all"`` both: the same
     violated properties in fewer states; each one's trace is then searched for in the full
-    model, so it is the same shortest trace as without reduction.
+    model, so it is the same shortest trace as without reduction. ``deadline`` (a
+    ``time.perf_counter()`` value) ends the search like ``max_states`` does: incomplete.
     """
     stop_when = None
     if shortest_of == NO_DEADLOCK:
@@ -330,7 +332,7 @@ def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool 
     elif shortest_of is not None and shortest_of not in GRAPH_PROPERTIES:
         stop_when = lambda graph: shortest_of in graph.problems  # noqa: E731
     graph = explore_graph([initial_state(job)], max_states=max_states, stop_at_first=stop_at_first,
-                          stop_when=stop_when, edges=liveness, store=store, progress=progress,
+                          stop_when=stop_when, edges=liveness, store=store, progress=progress, deadline=deadline,
                           **search_functions(job, reduction))
     return JobExploration(job, graph, counterexamples(job, graph, liveness, reduction, store), reduction)
 

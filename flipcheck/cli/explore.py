@@ -49,8 +49,13 @@ limits: a job of at most 1,024 tasks, 16,384 channels and 10,000 records from al
 expanded; a larger one is refused before any work (exit 2, naming the size and the limit).
 --checkpoints and --failures are at most 1,000.
 
-exit codes: 0 complete, no violation; 1 a violation (or the search was cut by --max-states);
-2 bad input or option (nothing on stdout).
+progress: a search running longer than a few seconds says how far it is on stderr every few
+seconds (states so far, states a second, frontier, depth). A search --max-states cuts short stops
+within the state it was expanding, prints "complete": false (text: INCOMPLETE) and one warning
+line on stderr, and exits 0 unless it found a violation: the verdict covers only the states searched.
+
+exit codes: 0 no violation (in every state, or with "complete": false in the states --max-states
+allowed); 1 a violation; 2 bad input or option (nothing on stdout).
 """
 
 
@@ -141,8 +146,11 @@ def run(args) -> int:
         raise InputError(args.graph, str(error)) from None
 
     def progress(graph_, seconds):
-        sys.stderr.write(f"flipcheck explore: {len(graph_)} states, {graph_.transitions} transitions, "
-                         f"{seconds:.0f} s\n")
+        # "so far": the final count is the one on stdout, never one of these
+        states = len(graph_)
+        depth = graph_.depth[states - 1] if states else 0
+        sys.stderr.write(f"flipcheck explore: searching: {states:,} states so far ({states / max(seconds, 1e-9):,.0f}/s), "
+                         f"frontier {states - graph_.expanded:,}, depth {depth}, {seconds:.0f} s\n")
 
     if args.master is None:
         if args.partitions is not None or args.spark_log is not None or args.resume_dir is not None:
@@ -177,7 +185,11 @@ def run(args) -> int:
         sys.stdout.write("\n".join(lines) + "\n")
     if args.render is not None and not violations:
         sys.stderr.write(f"flipcheck explore: no violation, nothing drawn to {args.render}\n")
-    return 1 if violations or not result.complete else 0
+    if not result.complete and not violations:
+        from flipcheck.api import cut_message
+
+        sys.stderr.write(f"flipcheck {cut_message('explore', result.states, args.max_states)}\n")
+    return 1 if violations else 0
 
 
 def _explore_on_spark(args, graph, variant, progress):
