@@ -41,7 +41,7 @@ from flipcheck.model.protocol import NOT_EXPLORED, RULES, Job, Protocol, rules_o
 from .protocol_properties import check_step
 
 __all__ = ["SWITCHES", "SWITCH_EXAMPLES", "Coverage", "overridden", "with_switch_removed", "covering",
-           "vacuity_messages", "unfired_rules", "coverage_lines"]
+           "vacuity_messages", "unfired_rules", "coverage_lines", "rule_coverage_report"]
 
 #: Every switch a variant may override: the class attributes of :class:`Protocol` and its plan.
 SWITCHES = tuple(name for name, value in vars(Protocol).items()
@@ -166,3 +166,11 @@ def coverage_lines(coverage: Coverage) -> list[str]:
     never = unfired_rules(coverage)
     return ([f"rules fired: {fired}" + (f"; never: {', '.join(never)}" if never else "")]
             + vacuity_messages(coverage))
+
+
+def rule_coverage_report(coverage: Coverage, explored: int, configurations: int) -> dict:
+    """What ``flipcheck verify`` reports of a configuration set: the steps per rule, the rules an
+    exploration can take that never fired, those no exploration takes (and why), and how many
+    of the configurations were explored within the budget."""
+    return {"rules": {rule: coverage.rules[rule] for rule in RULES}, "never_fired": unfired_rules(coverage),
+            "not_explored": dict(NOT_EXPLORED), "configurations": explored, "of": configurations}

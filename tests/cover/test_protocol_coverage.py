@@ -92,3 +92,68 @@ def test_the_table_names_a_configuration_where_flipping_each_switch_matters(swit
 
 def test_rules_that_no_exploration_takes_are_named_with_the_reason():
     assert set(NOT_EXPLORED) <= set(RULES) and all("trace validation" in why for why in NOT_EXPLORED.values())
+
+
+# -- finding 8: every rule exercised by verify's configuration set ---------------------------------
+
+import importlib  # noqa: E402
+
+import manifest  # noqa: E402
+
+from flipcheck.designs import protocol as protocol_design, verify_design  # noqa: E402
+from flipcheck.properties.protocol_coverage import Coverage, unfired_rules  # noqa: E402
+
+failover_rules = importlib.import_module("flipcheck.model.protocol.failover")
+
+
+def _fires_every_rule(configs, **options) -> list:
+    """Explore ``configs`` in order until every rule an exploration can take fired: the rules
+    still unfired after all of them (empty: covered)."""
+    coverage = Coverage()
+    for config in configs:
+        coverage.add(explore_job(config.job(), coverage=True, **options).coverage)
+        if not unfired_rules(coverage):
+            break
+    return unfired_rules(coverage)
+
+
+def test_verify_configurations_fire_every_rule_of_the_model():
+    assert _fires_every_rule(protocol_design.EXPLORATION_CONFIGS, max_states=100_000) == []
+
+
+def test_the_exhaustive_sweep_fires_every_rule_of_the_model():
+    size = lambda c: (len(c.job().tasks), c.records + c.checkpoints + c.failures)  # noqa: E731
+    configs = sorted(protocol_design.EXHAUSTIVE_CONFIGS, key=size)
+    assert _fires_every_rule(configs, reduction=protocol_design.EXHAUSTIVE_REDUCTION) == []
+
+
+def test_the_sweeps_sink_v2_configurations_are_pinned():
+    pinned = {tuple(e["config"][k] for k in ("graph", "mode", "records", "checkpoints", "failures",
+                                              "stop_with_savepoint")) for e in manifest.entries("protocol")}
+    sink_v2 = [tuple(c) for c in protocol_design.EXHAUSTIVE_CONFIGS if c.graph == "pair-v2"]
+    assert sink_v2 and all(c[4] == 1 for c in sink_v2) and set(sink_v2) <= pinned
+
+
+def test_verify_reports_its_rule_coverage():
+    report = verify_design("protocol", 1.0)
+    coverage = report["coverage"]
+    assert coverage["configurations"] >= 1 and coverage["of"] == len(protocol_design.EXPLORATION_CONFIGS)
+    assert coverage["rules"]["S4"] > 0 and set(coverage["not_explored"]) == set(NOT_EXPLORED)
+    assert verify_design("plan", 0.3)["coverage"] is None  # no rule mapping there (not faked)
+
+
+def test_a_one_line_sink_v2_restore_bug_is_caught_by_verify(monkeypatch):
+    real_commit = failover_rules.commit
+
+    def restore_forgets_sink_v2_committables(n, t, transactions, recovered=False):
+        # the bug: S4's commit of the restored committables is dropped
+        if not n.job.tasks[t].sink_v2:
+            real_commit(n, t, transactions, recovered)
+
+    monkeypatch.setattr(failover_rules, "commit", restore_forgets_sink_v2_committables)
+    before = [c for c in protocol_design.EXPLORATION_CONFIGS if c.graph != "pair-v2"][:3]
+    assert all(not explore_job(c.job()).counterexamples for c in before)   # what verify ran before
+    rows = verify_design("protocol", 1.0)["properties"]
+    assert [r["violations"] for r in rows if r["driver"] == "exploration" and r["name"] == "exactly_once"] == [1]
+    sink_v2 = [c for c in protocol_design.EXHAUSTIVE_CONFIGS if c.graph == "pair-v2"][0]
+    assert "exactly_once" in {v.property for v in protocol_design.explore_case(sink_v2)[0]}
