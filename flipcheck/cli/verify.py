@@ -29,7 +29,8 @@ output (--json): {"suite": NAME, "properties": [{"name", "cases", "violations", 
                  "coverage": {"rules": {"J1": n, ...}, "never_fired": [...], "not_explored": {...},
                               "configurations": n, "of": n} or null}
 coverage: the steps the exploration driver took per rule of the model, over the configurations it
-explored within the budget (protocol only; the other designs report null).
+explored within the budget (protocol and split-assignment, whose explorers label steps by rule;
+the other designs report null).
 exit codes: 0 no violation, 1 a violation, 2 bad option or a suite not available.
 """
 
@@ -77,7 +78,7 @@ def run(args) -> int:
             print(f"rule coverage: {fired} of {len(coverage['rules'])} rules fired over {coverage['configurations']} "
                   f"of {coverage['of']} exploration configurations"
                   + (f"; never fired: {', '.join(coverage['never_fired'])}" if coverage["never_fired"] else "")
-                  + f"; not explorable: {', '.join(coverage['not_explored'])}")
+                  + (f"; not explorable: {', '.join(coverage['not_explored'])}" if coverage["not_explored"] else ""))
         print(f"{report['violations']} violations")
     sys.stdout.flush()
     return 1 if report["violations"] else 0

@@ -157,3 +157,19 @@ def test_a_one_line_sink_v2_restore_bug_is_caught_by_verify(monkeypatch):
     assert [r["violations"] for r in rows if r["driver"] == "exploration" and r["name"] == "exactly_once"] == [1]
     sink_v2 = [c for c in protocol_design.EXHAUSTIVE_CONFIGS if c.graph == "pair-v2"][0]
     assert "exactly_once" in {v.property for v in protocol_design.explore_case(sink_v2)[0]}
+
+
+def test_split_assignment_verify_configurations_fire_every_rule():
+    from collections import Counter
+
+    from flipcheck.designs import split_assignment
+    from flipcheck.model.split_assignment import RULES as SPLIT_RULES
+    from flipcheck.properties.split_assignment_explore import explore_job as explore_split
+
+    fired = Counter()
+    for config in split_assignment.EXPLORATION_CONFIGS:
+        explore_split(config, refinement=True, stop_at_first=False, coverage=fired)
+        if all(fired[rule] for rule in SPLIT_RULES):
+            break
+    assert [rule for rule in SPLIT_RULES if not fired[rule]] == []
+    assert verify_design("split-assignment", 0.5)["coverage"]["rules"]["A1"] > 0
