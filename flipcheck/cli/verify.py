@@ -29,8 +29,8 @@ output (--json): {"suite": NAME, "properties": [{"name", "cases", "violations", 
                  "coverage": {"rules": {"J1": n, ...}, "never_fired": [...], "not_explored": {...},
                               "configurations": n, "of": n} or null}
 coverage: the steps the exploration driver took per rule of the model, over the configurations it
-explored within the budget (protocol and split-assignment, whose explorers label steps by rule;
-the other designs report null).
+explored within the budget (protocol, split-assignment and batch-recovery, whose explorers label
+steps by rule; the other designs report null).
 exit codes: 0 no violation, 1 a violation, 2 bad option or a suite not available.
 """
 

@@ -159,17 +159,30 @@ def test_a_one_line_sink_v2_restore_bug_is_caught_by_verify(monkeypatch):
     assert "exactly_once" in {v.property for v in protocol_design.explore_case(sink_v2)[0]}
 
 
-def test_split_assignment_verify_configurations_fire_every_rule():
+def _unfired_actions(configs, explore, rules) -> list:
+    """The rules (one per action) still unfired after exploring ``configs`` as verify does."""
     from collections import Counter
 
+    fired = Counter()
+    for config in configs:
+        explore(config, refinement=True, stop_at_first=False, coverage=fired)
+        if all(fired[rule] for rule in rules):
+            break
+    return [rule for rule in rules if not fired[rule]]
+
+
+def test_split_assignment_verify_configurations_fire_every_rule():
     from flipcheck.designs import split_assignment
     from flipcheck.model.split_assignment import RULES as SPLIT_RULES
     from flipcheck.properties.split_assignment_explore import explore_job as explore_split
 
-    fired = Counter()
-    for config in split_assignment.EXPLORATION_CONFIGS:
-        explore_split(config, refinement=True, stop_at_first=False, coverage=fired)
-        if all(fired[rule] for rule in SPLIT_RULES):
-            break
-    assert [rule for rule in SPLIT_RULES if not fired[rule]] == []
+    assert _unfired_actions(split_assignment.EXPLORATION_CONFIGS, explore_split, SPLIT_RULES) == []
     assert verify_design("split-assignment", 0.5)["coverage"]["rules"]["A1"] > 0
+
+
+def test_batch_recovery_verify_configurations_fire_every_rule():
+    from flipcheck.designs import batch_recovery
+    from flipcheck.model.batch_recovery import RULES as BATCH_RULES
+    from flipcheck.properties.batch_recovery_explore import explore_job as explore_batch
+
+    assert _unfired_actions(batch_recovery.EXPLORATION_CONFIGS, explore_batch, BATCH_RULES) == []
