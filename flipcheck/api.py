@@ -59,7 +59,9 @@ class Counterexample:
 class Result:
     """The outcome of a check: ``ok``, ``counts``, the first ``counterexample`` (None when ok),
     every violation found (``violations``, as ``(property, message)``), the check's own output
-    (``detail``: the plan, the property rows, the sweep's summary) and how to draw it."""
+    (``detail``: the plan, the property rows, the sweep's summary; for ``explore`` the per-rule
+    ``coverage``), how to draw it, and ``warnings``: what the check could not tell (for
+    ``explore``, a change of yours that made no difference in any state searched)."""
 
     check: str
     ok: bool
@@ -68,6 +70,7 @@ class Result:
     violations: tuple = ()
     detail: Any = field(default=None, repr=False, compare=False)
     _draw: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
+    warnings: tuple = ()
 
     def render(self, path: str | os.PathLike) -> str:
         """Draw the counterexample (or what was checked, when there is none) into ``path``
@@ -81,6 +84,7 @@ class Result:
         counts = ", ".join(f"{key} {value:,}" if isinstance(value, int) and not isinstance(value, bool)
                            else f"{key} {value}" for key, value in self.counts.items())
         head = f"{self.check}: {'ok' if self.ok else 'FAILED'}" + (f" ({counts})" if counts else "")
+        head += "".join(f"\nwarning: {warning}" for warning in self.warnings)
         if self.counterexample is not None:
             return head + "\n" + str(self.counterexample)
         return head + "".join(f"\n{prop} violated: {message}" for prop, message in self.violations)
@@ -357,6 +361,8 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
     >>> bad = explore(g, FinishesEarly, records=1)
     >>> bad.ok, bad.counterexample.property
     (False, 'final_checkpoint_before_finish')
+    >>> bad.detail["coverage"]["overrides"]["wait_for_final_checkpoint"]["changed_successors"] > 0
+    True
     """
     from flipcheck.model.protocol import MAX_RECORDS
     from flipcheck.properties.protocol_explore import explore_job, replay
@@ -375,7 +381,7 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
                   stop_with_savepoint=stop_with_savepoint)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    result = explore_job(job, max_states=max_states, reduction=reduction, stop_at_first=stop_at_first)
+    result = explore_job(job, max_states=max_states, reduction=reduction, stop_at_first=stop_at_first, coverage=True)
     counts = {"states": result.states, "transitions": result.transitions, "complete": result.complete,
               "reduction": reduction, "seconds": round(result.seconds, 3)}
     violations = tuple((c.property, c.message) for c in result.counterexamples)
@@ -403,7 +409,11 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
         import warnings
 
         warnings.warn(cut_message(f"explore {label}", result.states, max_states), SearchCut, stacklevel=2)
-    return Result(f"explore {label}", not violations, counts, first, violations, _draw=draw)
+    from flipcheck.properties.protocol_coverage import vacuity_messages
+
+    return Result(f"explore {label}", not violations, counts, first, violations,
+                  detail={"coverage": result.coverage.as_json()}, _draw=draw,
+                  warnings=tuple(vacuity_messages(result.coverage)))
 
 
 def cut_message(check: str, states: int, max_states: int | None) -> str:

@@ -12,6 +12,9 @@ own tests. Installed with flipcheck (entry point ``pytest11``), on by default.
 * ``--flipcheck-out DIR`` (default ``.flipcheck`` under pytest's rootdir) is where a failing
   check leaves its picture, its graph and its replay command (``TEST.svg``, ``TEST.json``,
   ``TEST.replay``): not pytest's temporary folder, which pytest deletes after three runs.
+* Strict by default: ``explore`` also fails a test whose protocol overrides a switch that made no
+  difference in any state searched (the exploration says nothing about that change; the report
+  names a configuration where it does). ``@pytest.mark.flipcheck(strict=False)`` accepts it.
 
 Example (a test file of yours)::
 
@@ -40,6 +43,7 @@ class Profile(NamedTuple):
     max_states: int        # explore: states searched at most
     budget: float          # verify: seconds
     examples: int          # the hypothesis profile's max_examples
+    strict: bool = True    # explore: a switch override that changed no step fails the test
 
 
 PROFILES = {"ci": Profile(200_000, 20.0, 100), "nightly": Profile(5_000_000, 600.0, 2_000)}
@@ -56,8 +60,9 @@ def pytest_addoption(parser) -> None:
 
 
 def pytest_configure(config) -> None:
-    config.addinivalue_line("markers", "flipcheck(max_states=None, budget=None): bounds of flipcheck_checker "
-                                       "for this test, instead of the profile's")
+    config.addinivalue_line("markers", "flipcheck(max_states=None, budget=None, strict=True): bounds of "
+                                       "flipcheck_checker for this test, instead of the profile's; strict=False "
+                                       "accepts a protocol change that made no difference in the states searched")
     chosen = config.getoption("--flipcheck-profile")
     if chosen is not None:
         from hypothesis import settings
@@ -92,6 +97,10 @@ class Checker:
             result = self._checked(flipcheck.explore, graph, protocol, **options)
         if result.counterexample is not None:
             self._fail(result, self._explore_replay(graph, result))
+        if result.warnings and self.profile.strict:
+            pytest.fail("\n".join([f"flipcheck: {result.check}: vacuous, nothing was checked about your change"]
+                                   + [f"  {warning}" for warning in result.warnings]
+                                   + ["  (@pytest.mark.flipcheck(strict=False) accepts it)"]), pytrace=False)
         if not result.counts["complete"]:
             warnings.warn(f"flipcheck: {cut_message(result.check, result.counts['states'], options['max_states'])}; "
                           f"--flipcheck-profile nightly or @pytest.mark.flipcheck(max_states=...) searches further",

@@ -29,7 +29,15 @@ output (--json): one object
   {"states": n, "transitions": n, "complete": true|false,
    "violations": [{"property": "...", "trace": ["step", ...]}],
    "store": "fingerprints"|"states", "collision_probability": p,
-   "reduction": "all"|"por"|"symmetry"|"none", "reduced_states": n}
+   "reduction": "all"|"por"|"symmetry"|"none", "reduced_states": n,
+   "coverage": {"rules": {"J1": n, ...}, "overrides": {"SWITCH": {"changed_successors": n}},
+                "states": n} (null with --master)}
+
+coverage: every generated step is counted under the model's rules it took (J1-J9, S1-S4,
+C1-C8, F1; docs/protocol.md), as TLC counts per action; a rule at 0 was never checked. For each
+switch your --variant overrides, "changed_successors" counts the expanded states whose
+successors differ with that override removed; at 0 the change made no difference in any state
+searched, and the text output says so and names a configuration where it does.
 
 reduction (docs/protocol.md): with por the search follows, in a state where no failover can
 happen any more, only a stubborn set of steps: those that may interfere with each other, closed
@@ -156,7 +164,7 @@ def run(args) -> int:
         if args.partitions is not None or args.spark_log is not None or args.resume_dir is not None:
             raise UsageError("--partitions, --resume-dir and --spark-log need --master")
         result = explore_job(job, max_states=args.max_states, store=args.store, reduction=args.reduction,
-                             progress=progress)
+                             progress=progress, coverage=True)
     else:
         result = _explore_on_spark(args, graph, variant, progress)
     collision = result.graph.collision_probability
@@ -170,11 +178,13 @@ def run(args) -> int:
                          c.message if len(c.message) < 160 else c.message[:157] + "...")
         violations.append({"property": c.property, "message": c.message,
                            "trace": [("loop: " if s.loop else "") + describe_label(job, s.label) for s in steps]})
+    coverage = getattr(result, "coverage", None)
     if args.json:
         sys.stdout.write(json.dumps({"states": result.states, "transitions": result.transitions,
                                      "complete": result.complete, "violations": violations,
                                      "store": args.store, "collision_probability": collision,
-                                     "reduction": args.reduction, "reduced_states": result.graph.reduced}) + "\n")
+                                     "reduction": args.reduction, "reduced_states": result.graph.reduced,
+                                     "coverage": coverage.as_json() if coverage is not None else None}) + "\n")
     else:
         lines = [f"{result.states} states, {result.transitions} transitions, "
                  f"{'complete' if result.complete else 'INCOMPLETE'}, {len(violations)} violation(s)"
@@ -182,6 +192,10 @@ def run(args) -> int:
         for v in violations:
             lines.append(f"violated {v['property']}: {v['message']}")
             lines += [f"  {n:3d}. {step}" for n, step in enumerate(v["trace"], 1)]
+        if coverage is not None:
+            from flipcheck.properties.protocol_coverage import coverage_lines
+
+            lines += coverage_lines(coverage)
         sys.stdout.write("\n".join(lines) + "\n")
     if args.render is not None and not violations:
         sys.stderr.write(f"flipcheck explore: no violation, nothing drawn to {args.render}\n")

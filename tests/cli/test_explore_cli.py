@@ -20,7 +20,7 @@ def test_correct_protocol_complete_without_violation(capsys, graph_file):
     code, out, err = run_cli(capsys, graph_file(PAIR), "--json", "--failures", "1")
     result = json.loads(out)
     assert list(result) == ["states", "transitions", "complete", "violations", "store", "collision_probability",
-                            "reduction", "reduced_states"]
+                            "reduction", "reduced_states", "coverage"]
     assert result["reduction"] == "all" and 0 <= result["reduced_states"] <= result["states"]
     assert code == 0 and result["complete"] and result["violations"] == []
     assert result["transitions"] >= result["states"] - 1 > 0

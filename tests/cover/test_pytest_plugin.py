@@ -39,6 +39,25 @@ def test_the_refactoring(flipcheck_checker):
     assert result.ok and result.counts["complete"]
 
 
+def test_a_vacuous_change(flipcheck_checker):
+    from flipcheck import Protocol
+
+    class NoWait(Protocol):
+        wait_for_pending_checkpoints = False
+
+    flipcheck_checker.explore(GRAPH, NoWait, records=1)
+
+
+@pytest.mark.flipcheck(strict=False)
+def test_a_vacuous_change_accepted(flipcheck_checker):
+    from flipcheck import Protocol
+
+    class NoWait(Protocol):
+        wait_for_pending_checkpoints = False
+
+    assert flipcheck_checker.explore(GRAPH, NoWait, records=1).warnings
+
+
 @pytest.mark.flipcheck(max_states=10)
 def test_a_small_bound_warns_that_the_search_stopped(flipcheck_checker):
     assert not flipcheck_checker.explore(GRAPH, records=1).counts["complete"]
@@ -63,10 +82,14 @@ def test_a_violation_fails_the_users_test_with_the_trace_its_picture_and_a_repla
     done = run_pytest(tmp_path)
     out = done.stdout
     assert done.returncode == 1, out + done.stderr
-    assert "3 failed, 3 passed" in out and "FAILED test_mine.py::test_the_bug" in out
+    assert "4 failed, 4 passed" in out and "FAILED test_mine.py::test_the_bug" in out
     # a class that changes nothing fails with one line, not a green and not flipcheck's traceback
     assert ("flipcheck: explore: protocol: MyProtocol.wait_for_pending_checkpoint is not a name flipcheck.Protocol "
             "defines, so it changes nothing: did you mean wait_for_pending_checkpoints?") in out
+    # strict by default: a switch changed that made no difference fails, with where it would
+    assert "FAILED test_mine.py::test_a_vacuous_change " in out + " " and "vacuous_change_accepted FAILED" not in out
+    assert "your change to wait_for_pending_checkpoints made no difference in the " in out
+    assert "try: pair, unaligned, records 0" in out and "@pytest.mark.flipcheck(strict=False) accepts it" in out
     plan_report = out[out.index("flipcheck: plan wiki-b: no_triggered_task_has_running_predecessor violated"):]
     assert "replay:  flipcheck plan --algorithm wiki-b GRAPH.json" in plan_report
     report = out[out.index("flipcheck: explore CommitOnlyToTriggered: "):]
