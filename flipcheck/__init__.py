@@ -9,7 +9,9 @@ The public API (stable; docs/api.md) is what :data:`__all__` lists:
   :func:`verify`, :func:`sweep`;
 * job graphs: :func:`job_graph` (in code), :func:`load_job_graph` and :func:`save_job_graph` (JSON), and the values a
   protocol's ``plan`` sees and returns: :class:`JobGraph`, :class:`CheckpointPlan` (its task
-  sets are :class:`TaskSet`), :class:`Declined`;
+  sets are :class:`TaskSet`), :class:`Declined`, and the edge patterns :data:`ALL_TO_ALL` and
+  :data:`POINTWISE` (what ``graph.inputs(v)[0].pattern`` is, and what :func:`job_graph` takes
+  besides ``"all-to-all"`` and ``"pointwise"``);
 * extension points, the base classes of your own variants: :class:`Protocol` (the whole job's
   protocol), :class:`PlanCalculator` (a checkpoint-plan algorithm), :class:`BarrierHandler` (one
   task's barrier alignment), and the recovery designs' engines :class:`ApproximateLocalRecovery`,
@@ -20,6 +22,9 @@ Everything else is internal. Names load on first use, so ``import flipcheck`` st
 >>> import flipcheck
 >>> flipcheck.plan(flipcheck.load_job_graph("examples/graphs/figure1.json")).ok
 True
+>>> g = flipcheck.job_graph([("src", 2), ("sink", 2)], [("src", "sink", flipcheck.POINTWISE)])
+>>> g.inputs("sink")[0].pattern == flipcheck.POINTWISE, flipcheck.ALL_TO_ALL
+(True, 'ALL_TO_ALL')
 
 Layout (dependencies point one way; ``tests/cover/test_layering.py`` enforces it):
 ``model`` ← ``reference_impl`` ← ``properties`` ← ``generators`` ← this package, whose own
@@ -33,7 +38,7 @@ __version__ = "0.1.0"
 __all__ = ["Result", "Counterexample", "job_graph", "load_job_graph", "save_job_graph", "plan", "prove", "replay_barriers", "explore",
            "verify", "sweep", "Protocol", "PlanCalculator", "BarrierHandler", "ApproximateLocalRecovery",
            "TaskLocalRecovery", "BatchJob", "SourceJob", "JobGraph", "CheckpointPlan", "Declined", "TaskSet",
-           "__version__"]
+           "ALL_TO_ALL", "POINTWISE", "__version__"]
 
 # name -> (module, attribute): imported on first use (PEP 562).
 _EXPORTS = {
@@ -45,6 +50,8 @@ _EXPORTS = {
     "CheckpointPlan": ("flipcheck.model.plan", "CheckpointPlan"),
     "Declined": ("flipcheck.model.plan", "Declined"),
     "TaskSet": ("flipcheck.model.plan", "TaskSet"),
+    "ALL_TO_ALL": ("flipcheck.model.jobgraph", "ALL_TO_ALL"),
+    "POINTWISE": ("flipcheck.model.jobgraph", "POINTWISE"),
     "PlanCalculator": ("flipcheck.reference_impl.plan.flink", "FlinkPlanCalculator"),
     "BarrierHandler": ("flipcheck.reference_impl.barriers.task", "Task"),
     "ApproximateLocalRecovery": ("flipcheck.reference_impl.approximate_recovery", "ApproximateLocalRecovery"),

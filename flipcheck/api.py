@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from flipcheck.errors import InputError, UsageError
+from flipcheck.errors import InputError, SearchCut, UsageError
 from flipcheck.model.graph_json import GraphFormatError, graph_to_json, load_graph, parse_graph
 from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph
 from flipcheck.model.plan import CheckpointPlan, PlanResult, checkpoint_plan
@@ -59,7 +59,9 @@ class Counterexample:
 class Result:
     """The outcome of a check: ``ok``, ``counts``, the first ``counterexample`` (None when ok),
     every violation found (``violations``, as ``(property, message)``), the check's own output
-    (``detail``: the plan, the property rows, the sweep's summary) and how to draw it."""
+    (``detail``: the plan, the property rows, the sweep's summary; for ``explore`` the per-rule
+    ``coverage``), how to draw it, and ``warnings``: what the check could not tell (for
+    ``explore``, a change of yours that made no difference in any state searched)."""
 
     check: str
     ok: bool
@@ -68,6 +70,7 @@ class Result:
     violations: tuple = ()
     detail: Any = field(default=None, repr=False, compare=False)
     _draw: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
+    warnings: tuple = ()
 
     def render(self, path: str | os.PathLike) -> str:
         """Draw the counterexample (or what was checked, when there is none) into ``path``
@@ -81,6 +84,7 @@ class Result:
         counts = ", ".join(f"{key} {value:,}" if isinstance(value, int) and not isinstance(value, bool)
                            else f"{key} {value}" for key, value in self.counts.items())
         head = f"{self.check}: {'ok' if self.ok else 'FAILED'}" + (f" ({counts})" if counts else "")
+        head += "".join(f"\nwarning: {warning}" for warning in self.warnings)
         if self.counterexample is not None:
             return head + "\n" + str(self.counterexample)
         return head + "".join(f"\n{prop} violated: {message}" for prop, message in self.violations)
@@ -91,12 +95,15 @@ class Result:
 def job_graph(vertices: Sequence[tuple], edges: Sequence[tuple], states: dict | None = None,
               checkpoints_after_tasks_finished: bool = True) -> JobGraph:
     """A job graph built in code: ``vertices`` as ``(id, parallelism)``, ``edges`` as
-    ``(source, target, "all-to-all" | "pointwise")``, ``states`` optionally as ``{vertex id:
+    ``(source, target, "all-to-all" | "pointwise")`` (or the constants :data:`flipcheck.ALL_TO_ALL`
+    and :data:`flipcheck.POINTWISE`, the values an edge's ``pattern`` has), ``states`` optionally as ``{vertex id:
     [ExecutionState name per subtask]}`` (default: every task RUNNING).
 
     >>> g = job_graph([("src", 2), ("map", 2)], [("src", "map", "pointwise")], states={"src": ["FINISHED", "RUNNING"]})
     >>> [v.id for v in g.vertices], g.vertex("src").parallelism
     (['src', 'map'], 2)
+    >>> g.inputs("map")[0].pattern == POINTWISE   # flipcheck.POINTWISE, which job_graph takes too
+    True
     """
     document: dict[str, Any] = {
         "vertices": [{"id": vid, "parallelism": parallelism} for vid, parallelism in vertices],
@@ -204,6 +211,10 @@ def _plan_function(algorithm, by_name) -> tuple[str, Callable]:
             raise UsageError(f"algorithm: {error.args[0] if error.args else error}") from None
     if isinstance(algorithm, type):
         algorithm = algorithm()
+    from flipcheck.reference_impl.plan import FlinkPlanCalculator
+
+    if isinstance(algorithm, FlinkPlanCalculator):
+        _check_names(type(algorithm), FlinkPlanCalculator, "algorithm")
     if hasattr(algorithm, "calculate"):
         return _own_name(type(algorithm)), algorithm.calculate
     if callable(algorithm):
@@ -333,8 +344,10 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
             max_states: int | None = None, reduction: str = "all", stop_at_first: bool = True) -> Result:
     """Explore every reachable state of the whole job (coordinator, tasks, channels;
     docs/protocol.md) running ``protocol``: None for FLIP-147 as Flink ships it, a variant's name,
-    or your own :class:`Protocol` subclass (or instance). ``ok`` means complete and no property
-    violated; the counterexample is the full model's shortest trace. The search ends at the first
+    or your own :class:`Protocol` subclass (or instance). ``ok`` means no property violated in
+    the states searched; a search that ``max_states`` cut short has ``counts["complete"]`` false
+    and warns (a ``UserWarning``) that it did not search them all. The counterexample is the full
+    model's shortest trace. The search ends at the first
     violation unless ``stop_at_first=False``, which finds every property violated (``violations``),
     each with its shortest trace, at the cost of the whole state space.
 
@@ -348,6 +361,8 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
     >>> bad = explore(g, FinishesEarly, records=1)
     >>> bad.ok, bad.counterexample.property
     (False, 'final_checkpoint_before_finish')
+    >>> bad.detail["coverage"]["overrides"]["wait_for_final_checkpoint"]["changed_successors"] > 0
+    True
     """
     from flipcheck.model.protocol import MAX_RECORDS
     from flipcheck.properties.protocol_explore import explore_job, replay
@@ -366,7 +381,7 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
                   stop_with_savepoint=stop_with_savepoint)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    result = explore_job(job, max_states=max_states, reduction=reduction, stop_at_first=stop_at_first)
+    result = explore_job(job, max_states=max_states, reduction=reduction, stop_at_first=stop_at_first, coverage=True)
     counts = {"states": result.states, "transitions": result.transitions, "complete": result.complete,
               "reduction": reduction, "seconds": round(result.seconds, 3)}
     violations = tuple((c.property, c.message) for c in result.counterexamples)
@@ -390,7 +405,23 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
         return render_trace(job, steps, path, f"{label}: {first.property} violated",
                             first.message if len(first.message) < 160 else first.message[:157] + "...")
 
-    return Result(f"explore {label}", result.complete and not violations, counts, first, violations, _draw=draw)
+    if not result.complete and not violations:
+        import warnings
+
+        warnings.warn(cut_message(f"explore {label}", result.states, max_states), SearchCut, stacklevel=2)
+    from flipcheck.properties.protocol_coverage import vacuity_messages
+
+    return Result(f"explore {label}", not violations, counts, first, violations,
+                  detail={"coverage": result.coverage.as_json()}, _draw=draw,
+                  warnings=tuple(vacuity_messages(result.coverage)))
+
+
+def cut_message(check: str, states: int, max_states: int | None) -> str:
+    """The one line every front end (the command, the API, the plugin) says about a search its
+    bound cut short, so that a cut is never read as a whole search."""
+    bound = f"max_states {max_states:,}" if max_states is not None else "its bound"
+    return (f"{check}: no violation in {states:,} states, but the search stopped at {bound} before it "
+            f"searched them all (complete: false)")
 
 
 def _protocol_names(given, chosen: Protocol) -> tuple[str, str]:
@@ -423,6 +454,21 @@ def _variant_name(variant, option: str) -> str | None:
     return spec
 
 
+def _check_names(cls: type, base: type, option: str) -> None:
+    """A class of yours passed in code is held to its base's names as a spec is (a typo in an
+    attribute is a UsageError, a value the base already has a warning)."""
+    import warnings
+
+    from flipcheck.reference_impl.user_variants import UserVariantError, VariantWarning, check_names
+
+    try:
+        found = check_names(cls, base)
+    except UserVariantError as error:
+        raise UsageError(f"{option}: {error}") from None
+    for warning in found:
+        warnings.warn(warning, VariantWarning, stacklevel=4)
+
+
 def _protocol(protocol) -> Protocol:
     from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, protocol as protocol_named
 
@@ -434,8 +480,10 @@ def _protocol(protocol) -> Protocol:
         except ValueError as error:
             raise UsageError(f"protocol: {error}") from None
     if isinstance(protocol, type) and issubclass(protocol, Protocol):
+        _check_names(protocol, Protocol, "protocol")
         return protocol()
     if isinstance(protocol, Protocol):
+        _check_names(type(protocol), Protocol, "protocol")
         return protocol
     raise UsageError(f"protocol: {protocol!r} is not a protocol name or a flipcheck.Protocol subclass")
 

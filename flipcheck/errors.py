@@ -14,5 +14,10 @@ class InputError(Exception):
         self.message = message
 
 
+class SearchCut(UserWarning):
+    """An exploration stopped by its bound before it searched every state: no violation among
+    the states it searched, and no verdict on the others."""
+
+
 class UsageError(Exception):
     """A bad option or argument: ``flipcheck: MESSAGE``."""

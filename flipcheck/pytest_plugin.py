@@ -9,6 +9,12 @@ own tests. Installed with flipcheck (entry point ``pytest11``), on by default.
   10 minutes. Given on the command line it also loads the hypothesis settings profile of the
   same name (``flipcheck-ci``: 100 examples, derandomised; ``flipcheck-nightly``: 2,000).
 * ``@pytest.mark.flipcheck(max_states=..., budget=...)`` overrides the profile for one test.
+* ``--flipcheck-out DIR`` (default ``.flipcheck`` under pytest's rootdir) is where a failing
+  check leaves its picture, its graph and its replay command (``TEST.svg``, ``TEST.json``,
+  ``TEST.replay``): not pytest's temporary folder, which pytest deletes after three runs.
+* Strict by default: ``explore`` also fails a test whose protocol overrides a switch that made no
+  difference in any state searched (the exploration says nothing about that change; the report
+  names a configuration where it does). ``@pytest.mark.flipcheck(strict=False)`` accepts it.
 
 Example (a test file of yours)::
 
@@ -37,6 +43,7 @@ class Profile(NamedTuple):
     max_states: int        # explore: states searched at most
     budget: float          # verify: seconds
     examples: int          # the hypothesis profile's max_examples
+    strict: bool = True    # explore: a switch override that changed no step fails the test
 
 
 PROFILES = {"ci": Profile(200_000, 20.0, 100), "nightly": Profile(5_000_000, 600.0, 2_000)}
@@ -47,11 +54,15 @@ def pytest_addoption(parser) -> None:
     group.addoption("--flipcheck-profile", choices=sorted(PROFILES), default=None,
                     help="bounds of flipcheck_checker: ci (default; 200,000 states, 20 s) or nightly "
                          "(5,000,000 states, 10 min); also loads the hypothesis profile flipcheck-<name>")
+    group.addoption("--flipcheck-out", metavar="DIR", default=None,
+                    help="where a failing check saves its picture, graph and replay command "
+                         "(default: .flipcheck under the rootdir; kept across runs)")
 
 
 def pytest_configure(config) -> None:
-    config.addinivalue_line("markers", "flipcheck(max_states=None, budget=None): bounds of flipcheck_checker "
-                                       "for this test, instead of the profile's")
+    config.addinivalue_line("markers", "flipcheck(max_states=None, budget=None, strict=True): bounds of "
+                                       "flipcheck_checker for this test, instead of the profile's; strict=False "
+                                       "accepts a protocol change that made no difference in the states searched")
     chosen = config.getoption("--flipcheck-profile")
     if chosen is not None:
         from hypothesis import settings
@@ -74,33 +85,54 @@ class Checker:
         import flipcheck
         from flipcheck.model.jobgraph import JobGraph
 
+        import warnings
+
+        from flipcheck.api import cut_message
+        from flipcheck.errors import SearchCut
+
         options.setdefault("max_states", self.profile.max_states)
         graph = graph if isinstance(graph, JobGraph) else flipcheck.load_job_graph(graph)
-        result = flipcheck.explore(graph, protocol, **options)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SearchCut)   # said once below, with how to search further
+            result = self._checked(flipcheck.explore, graph, protocol, **options)
         if result.counterexample is not None:
             self._fail(result, self._explore_replay(graph, result))
+        if result.warnings and self.profile.strict:
+            pytest.fail("\n".join([f"flipcheck: {result.check}: vacuous, nothing was checked about your change"]
+                                   + [f"  {warning}" for warning in result.warnings]
+                                   + ["  (@pytest.mark.flipcheck(strict=False) accepts it)"]), pytrace=False)
         if not result.counts["complete"]:
-            import warnings
-
-            warnings.warn(f"flipcheck: {result.check} found no violation in {result.counts['states']:,} states, but "
-                          f"did not search them all (max_states {options['max_states']:,}; --flipcheck-profile "
-                          f"nightly or @pytest.mark.flipcheck(max_states=...) searches further)", stacklevel=2)
+            warnings.warn(f"flipcheck: {cut_message(result.check, result.counts['states'], options['max_states'])}; "
+                          f"--flipcheck-profile nightly or @pytest.mark.flipcheck(max_states=...) searches further",
+                          SearchCut, stacklevel=2)
         return result
 
     def plan(self, graph, algorithm="flink"):
         import flipcheck
 
-        return self._settled(flipcheck.plan(graph, algorithm))
+        return self._settled(self._checked(flipcheck.plan, graph, algorithm))
 
     def replay_barriers(self, events, channels, **options):
         import flipcheck
 
-        return self._settled(flipcheck.replay_barriers(events, channels, **options))
+        return self._settled(self._checked(flipcheck.replay_barriers, events, channels, **options))
 
     def verify(self, suite, variant=None, budget=None):
         import flipcheck
 
-        return self._settled(flipcheck.verify(suite, variant, budget if budget is not None else self.profile.budget))
+        return self._settled(self._checked(flipcheck.verify, suite, variant,
+                                           budget if budget is not None else self.profile.budget))
+
+    @staticmethod
+    def _checked(check, *args, **options):
+        """``check(*args, **options)``; a bad argument (a misspelt attribute of your class, say)
+        fails the test with flipcheck's one line instead of a traceback into flipcheck."""
+        from flipcheck.errors import InputError, UsageError
+
+        try:
+            return check(*args, **options)
+        except (UsageError, InputError) as error:
+            pytest.fail(f"flipcheck: {check.__name__}: {error}", pytrace=False)
 
     def _settled(self, result):
         """``result`` when nothing is violated; otherwise the test fails with its report."""
@@ -114,7 +146,10 @@ class Checker:
 
         self.folder.mkdir(parents=True, exist_ok=True)
         saved = flipcheck.save_job_graph(graph, self.folder / f"{self.name}.json")
-        return result.counterexample.replay.replace("GRAPH.json", str(saved), 1)
+        command = result.counterexample.replay.replace("GRAPH.json", str(saved), 1)
+        # the command next to the graph it names: still there when the terminal's output is gone
+        (self.folder / f"{self.name}.replay").write_text(command + "\n")
+        return command
 
     def _fail(self, result, replay: str) -> None:
         lines = [f"flipcheck: {result.check}: {result.counterexample.property} violated"
@@ -143,7 +178,7 @@ class Checker:
 
 
 @pytest.fixture
-def flipcheck_checker(request, tmp_path_factory) -> Checker:
+def flipcheck_checker(request) -> Checker:
     """Run flipcheck checks within the profile's bounds; a violation fails the test with the
     shortest counterexample, its picture and the command that replays it."""
     chosen = request.config.getoption("--flipcheck-profile") or "ci"
@@ -152,4 +187,6 @@ def flipcheck_checker(request, tmp_path_factory) -> Checker:
     if marker is not None:
         profile = profile._replace(**{key: value for key, value in marker.kwargs.items() if key in Profile._fields})
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)[:100]
-    return Checker(profile, name, tmp_path_factory.getbasetemp() / "flipcheck")
+    out = request.config.getoption("--flipcheck-out")
+    folder = Path(out).resolve() if out else request.config.rootpath / ".flipcheck"
+    return Checker(profile, name, folder)

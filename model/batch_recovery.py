@@ -85,7 +85,7 @@ from .jobgraph import JobGraph
 __all__ = [
     "SYSTEM",
     "FINISHED_EVENT", "RESET_EVENT", "snapshot_due", "fresh_coordinators", "partition_decisions",
-    "CREATED", "RUNNING", "FINISHED", "CANCELED", "PHASES", "ACTIONS",
+    "CREATED", "RUNNING", "FINISHED", "CANCELED", "PHASES", "ACTIONS", "RULES", "RULE_OF",
     "Config", "Topology", "topology", "State", "initial_state", "enabled", "step", "run",
     "replay_order", "recoverable", "restart_closure", "route", "result", "failure_free_result",
     "failure_free_run", "is_done", "content",
@@ -96,6 +96,10 @@ CREATED, RUNNING, FINISHED, CANCELED = "CREATED", "RUNNING", "FINISHED", "CANCEL
 PHASES = ("running", "down", "reconciling", "done")
 ACTIONS = ("start", "assign", "finish", "elapse", "flush", "crash", "lose", "restart", "report", "reconcile",
            "fail_recovery", "global_restart")
+# Each action is one rule of the module docstring (B1 start ... B12 global_restart), in that order:
+# an action's name is its rule, for per-rule coverage (flipcheck verify).
+RULES = tuple(f"B{n}" for n in range(1, len(ACTIONS) + 1))
+RULE_OF = dict(zip(ACTIONS, RULES))
 FINISHED_EVENT, RESET_EVENT = "finished", "reset"
 
 

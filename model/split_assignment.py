@@ -101,7 +101,7 @@ from .actions import run as run_actions
 
 __all__ = [
     "SYSTEM",
-    "COORDINATOR", "TASK_PERSISTENT", "TASK_RECONNECT", "DESIGNS", "NO_CHECKPOINT", "ACTIONS",
+    "COORDINATOR", "TASK_PERSISTENT", "TASK_RECONNECT", "DESIGNS", "NO_CHECKPOINT", "ACTIONS", "RULES", "RULE_OF",
     "Config", "Reader", "Pending", "Completed", "State", "View",
     "initial_state", "enabled", "step", "run", "view", "settled", "owners",
 ]
@@ -115,6 +115,10 @@ DESIGNS = (COORDINATOR, TASK_PERSISTENT, TASK_RECONNECT)
 NO_CHECKPOINT = -1
 ACTIONS = ("register", "assign", "deliver", "finish", "trigger", "trigger_tasks", "notify", "expire",
            "lose", "detect", "fail", "reset", "global")
+# Each action is one rule of the module docstring (A1 register ... A13 global), in that order:
+# an action's name is its rule, for per-rule coverage (flipcheck verify).
+RULES = tuple(f"A{n}" for n in range(1, len(ACTIONS) + 1))
+RULE_OF = dict(zip(ACTIONS, RULES))
 
 SPLIT = "split"
 BARRIER = "barrier"

@@ -32,7 +32,7 @@ Example
 
 from __future__ import annotations
 
-from flipcheck.model.batch_recovery import SYSTEM, Config, State, enabled, initial_state, is_done, step
+from flipcheck.model.batch_recovery import RULE_OF, SYSTEM, Config, State, enabled, initial_state, is_done, step
 from flipcheck.reference_impl.batch_recovery_variants import make_job
 
 from .batch_recovery_properties import BATCH_PROPERTIES, LIVENESS, REFINEMENT, check_step
@@ -80,8 +80,10 @@ def explore_model(config: Config, properties=None, check: bool = True, stop_at_f
 
 
 def explore_job(config: Config, variant: str = "flink", refinement: bool = True, check: bool = True,
-                properties=None, stop_at_first: bool = True, max_states: int | None = None) -> Exploration:
-    """An implementation next to the specification (``refinement``) with the property monitors."""
+                properties=None, stop_at_first: bool = True, max_states: int | None = None,
+                coverage: dict | None = None) -> Exploration:
+    """An implementation next to the specification (``refinement``) with the property monitors.
+    A ``coverage`` counter gets one count per generated step under its rule (``RULE_OF``)."""
     props = properties_named(properties) if check else ()
     job = make_job(config, variant)
     crashes = 0
@@ -99,6 +101,8 @@ def explore_job(config: Config, variant: str = "flink", refinement: bool = True,
             yield ("stuck",), state, [stuck(config, before)]
         for action in actions:
             crashes += action[0] == "crash"
+            if coverage is not None:
+                coverage[RULE_OF[action[0]]] += 1
             job.restore(snapshot)
             crash = applied(job, action)
             if crash is not None:

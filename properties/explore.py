@@ -314,6 +314,7 @@ def explore_graph(
     progress: Callable[[StateGraph, float], None] | None = None,
     progress_every: float = 2.0,
     ample: Callable[[Hashable, list], Sequence[int] | None] | None = None,
+    deadline: float | None = None,
 ) -> StateGraph:
     """Breadth-first search keeping the reachable graph.
 
@@ -322,7 +323,8 @@ def explore_graph(
     ``is_final(state)``: a state without steps that is *not* a deadlock. ``canonical(state)``
     maps each successor to the representative stored. ``store="fingerprints"`` keeps 64-bit
     fingerprints instead of the states (and ``mark(state)``, a number below 256, per state).
-    The search stops after ``max_states`` distinct states (``complete`` is then false), at the
+    The search stops once ``max_states`` distinct states are stored or at ``deadline`` (a
+    ``time.perf_counter()`` value), within the state being expanded (``complete`` is then false), at the
     first problem with ``stop_at_first``, or once ``stop_when(graph)`` holds (checked after each
     expanded state, so what was found before is exactly what a full search finds first).
     ``progress(graph, seconds)`` is called every ``progress_every`` seconds.
@@ -392,6 +394,11 @@ def explore_graph(
                 builder.step_problems(i, label, found)
         builder.expanded(i, count, is_final is not None and is_final(state))
         i += 1
+        if truncated:
+            break   # the bound is reached: the rest of the frontier would only be looked up, for minutes
+        if deadline is not None and (i & 255) == 0 and time.perf_counter() > deadline:
+            truncated = True
+            break
         if progress is not None and (i & 1023) == 0:
             now = time.perf_counter()
             if now >= next_report:

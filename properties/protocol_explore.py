@@ -96,6 +96,7 @@ class JobExploration:
     graph: StateGraph
     counterexamples: list
     reduction: str = "none"
+    coverage: object = None   # a protocol_coverage.Coverage when asked for (explore_job's coverage)
 
     @property
     def states(self) -> int:
@@ -308,7 +309,8 @@ def _abort_marks(state: JobState) -> int:
 
 def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool = False, liveness: bool = True,
                 shortest_of: str | None = None, store: str = "states", reduction: str = "none",
-                progress: Callable[[StateGraph, float], None] | None = None) -> JobExploration:
+                progress: Callable[[StateGraph, float], None] | None = None,
+                deadline: float | None = None, coverage: bool = False) -> JobExploration:
     """Explore ``job`` exhaustively (up to ``max_states``) and check every property.
 
     ``stop_at_first`` ends the search at the first step/state violation (the graph properties
@@ -322,17 +324,28 @@ def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool 
     the graph reduced by partial-order reduction (:mod:`.protocol_reduction`), ``"symmetry"``
     the quotient by interchangeable tasks (:mod:`.protocol_symmetry`), ``"all"`` both: the same
     violated properties in fewer states; each one's trace is then searched for in the full
-    model, so it is the same shortest trace as without reduction.
+    model, so it is the same shortest trace as without reduction. ``deadline`` (a
+    ``time.perf_counter()`` value) ends the search like ``max_states`` does: incomplete.
+    ``coverage=True`` also counts the rules every generated step took and whether each switch
+    the protocol overrides changed a successor (:mod:`.protocol_coverage`; the result's
+    ``coverage``).
     """
+    functions = search_functions(job, reduction)
+    measured = None
+    if coverage:
+        from .protocol_coverage import Coverage, covering
+
+        measured = Coverage()
+        functions["successors"] = covering(job, measured)
     stop_when = None
     if shortest_of == NO_DEADLOCK:
         stop_when = lambda graph: bool(graph.deadlocks)  # noqa: E731
     elif shortest_of is not None and shortest_of not in GRAPH_PROPERTIES:
         stop_when = lambda graph: shortest_of in graph.problems  # noqa: E731
     graph = explore_graph([initial_state(job)], max_states=max_states, stop_at_first=stop_at_first,
-                          stop_when=stop_when, edges=liveness, store=store, progress=progress,
-                          **search_functions(job, reduction))
-    return JobExploration(job, graph, counterexamples(job, graph, liveness, reduction, store), reduction)
+                          stop_when=stop_when, edges=liveness, store=store, progress=progress, deadline=deadline,
+                          **functions)
+    return JobExploration(job, graph, counterexamples(job, graph, liveness, reduction, store), reduction, measured)
 
 
 def counterexamples(job: Job, graph: StateGraph, liveness: bool = True, reduction: str = "none",

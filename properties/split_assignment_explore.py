@@ -30,10 +30,11 @@ Example
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import NamedTuple
 
 from flipcheck.model.split_assignment import (
-    COORDINATOR, DESIGNS, SYSTEM, Config, View, enabled, initial_state, settled, step, view,
+    COORDINATOR, DESIGNS, RULE_OF, SYSTEM, Config, View, enabled, initial_state, settled, step, view,
 )
 from flipcheck.reference_impl.split_assignment_variants import make_job
 
@@ -85,9 +86,11 @@ def explore_model(config: Config, check: bool = True, properties=None, max_state
 
 
 def explore_job(config: Config, variant: str = "flink", refinement: bool = True, check: bool = True,
-                properties=None, max_states: int | None = None, stop_at_first: bool = True) -> Exploration:
+                properties=None, max_states: int | None = None, stop_at_first: bool = True,
+                coverage: Counter | None = None) -> Exploration:
     """An implementation (Flink's or a variant) with the property monitors and, with
-    ``refinement``, next to the specification (``refines_model`` on any difference)."""
+    ``refinement``, next to the specification (``refines_model`` on any difference). A
+    ``coverage`` counter gets one count per generated step under its rule (``RULE_OF``)."""
     props = properties_named(properties) if check else ()
     job = make_job(config, variant)
 
@@ -103,6 +106,8 @@ def explore_job(config: Config, variant: str = "flink", refinement: bool = True,
                 yield ("enabled",), state, [problem]
                 return
         for action in actions:
+            if coverage is not None:
+                coverage[RULE_OF[action[0]]] += 1
             job.restore(snapshot)
             problems: list = []
             crash = applied(job, action)

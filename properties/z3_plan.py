@@ -464,7 +464,7 @@ class FlinkEncoder:
 
 
 class _ExecutionGraphScanEncoder(FlinkEncoder):
-    def running_predecessor_exists(self, graph: JobGraph, vertex_id: str, index: int, running) -> z3.BoolRef:
+    def _running_predecessor_exists(self, graph: JobGraph, vertex_id: str, index: int, running) -> z3.BoolRef:
         """Some execution-graph predecessor (both patterns) is running."""
         found = []
         for edge in graph.inputs(vertex_id):
@@ -483,7 +483,7 @@ class NaiveEncoder(_ExecutionGraphScanEncoder):
 
     def trigger_roots(self, graph, running, running_indices):
         return {
-            (v, i): z3.And(running_indices[v][i], z3.Not(self.running_predecessor_exists(graph, v, i, running)))
+            (v, i): z3.And(running_indices[v][i], z3.Not(self._running_predecessor_exists(graph, v, i, running)))
             for v in graph.topological_order
             for i in range(len(running[v]))
         }
@@ -508,7 +508,7 @@ class WikiAEncoder(_ExecutionGraphScanEncoder):
             visited = z3.And(z3.Not(all_finished), z3.Not(_or(skip)))
             bits = running[vertex_id]
             for i in range(len(bits)):
-                own = z3.And(bits[i], z3.Not(self.running_predecessor_exists(graph, vertex_id, i, running)))
+                own = z3.And(bits[i], z3.Not(self._running_predecessor_exists(graph, vertex_id, i, running)))
                 trigger[(vertex_id, i)] = z3.And(visited, own)
         return trigger
 

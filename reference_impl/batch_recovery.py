@@ -482,6 +482,7 @@ class BatchJob:
 
     name = "flink"
     flink_issue: str | None = None
+    source: str | None = None   # where a variant comes from (a fact, a release): reports only
     jobmaster_class = JobMaster
 
     def __init__(self, config: Config):

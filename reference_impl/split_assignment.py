@@ -575,6 +575,7 @@ class SourceJob:
 
     name = "flink"
     flink_issue: str | None = None   # the Flink issue a variant re-creates
+    source: str | None = None        # where a variant comes from: reports only
     holder_class = OperatorCoordinatorHolder
     checkpoint_coordinator_class = CheckpointCoordinator
     task_class = SourceReaderTask

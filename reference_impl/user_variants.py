@@ -4,13 +4,14 @@ Every registry of variants (protocol variants, plan algorithms, barrier handlers
 designs' engines) takes, besides its own names, a spec with a ``:`` in it:
 
 * ``some/file.py:ClassName`` — a Python file, relative to the current directory or absolute;
-* ``dotted.module:ClassName`` — a module importable from ``sys.path``.
+* ``dotted.module:ClassName`` — a module importable from ``sys.path``, or else from the current
+  directory (as ``python -m`` finds it; only when ``sys.path`` has no module of that name).
 
 :func:`load_variant` imports it (a file under a stable synthetic module name, once per process)
 and returns the class if it subclasses the registry's base; otherwise it raises
 :class:`UserVariantError`, one line naming the spec and the problem (no such file, not a ``.py``
 file, the import failed and why, no such class, or a class of the wrong kind:
-:class:`WrongVariantKind`). Registered names never contain ``:``, so a name is looked up in its
+:class:`WrongVariantKind`, or a public name the base does not define: :func:`check_names`). Registered names never contain ``:``, so a name is looked up in its
 registry and a spec here, and the lookup happens where the name is used: an executor of a Spark
 sweep receives only the string and imports the class itself (the CLI makes a relative path
 absolute first, :func:`absolute_spec`, so every process finds the same file).
@@ -22,8 +23,8 @@ Example
 -------
 >>> is_spec("flink"), is_spec("my_variants.py:Mine")
 (False, True)
->>> load_variant("collections:OrderedDict", dict, "mapping")
-<class 'collections.OrderedDict'>
+>>> load_variant("json:JSONDecodeError", ValueError, "error")
+<class 'json.decoder.JSONDecodeError'>
 >>> load_variant("collections:namedtuple", dict, "mapping")
 Traceback (most recent call last):
 ...
@@ -36,17 +37,19 @@ flipcheck.reference_impl.user_variants.UserVariantError: no/such/file.py:X: no s
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib
 import importlib.util
 import inspect
 import os
 import sys
+import warnings
 from functools import lru_cache
 from typing import Mapping
 
-__all__ = ["SEPARATOR", "UserVariantError", "WrongVariantKind", "is_spec", "absolute_spec", "load_variant",
-           "lookup_variant", "base_name", "spec_of"]
+__all__ = ["SEPARATOR", "UserVariantError", "WrongVariantKind", "VariantWarning", "is_spec", "absolute_spec",
+           "load_variant", "lookup_variant", "base_name", "spec_of", "check_names"]
 
 # Registered names never contain it; a spec always does.
 SEPARATOR = ":"
@@ -66,6 +69,58 @@ class WrongVariantKind(UserVariantError):
     def __init__(self, message: str, found: str, needs: str):
         super().__init__(message)
         self.found, self.needs = found, needs
+
+
+class VariantWarning(UserWarning):
+    """A user's class that sets a name to the value its base already has: legal, but it changes
+    nothing, so a check of it is a check of the base."""
+
+
+# Names that describe a variant rather than switch a rule: setting one to the base's value is no
+# mistake worth a warning.
+_METADATA = frozenset({"name", "source", "flink_issue", "part"})
+
+
+def check_names(cls: type, base: type) -> tuple[str, ...]:
+    """Hold ``cls`` (a subclass of ``base``) to the names ``base`` defines, as hypothesis checks
+    its settings: a public name the base does not define is read by no rule, so a typo in it
+    (``wait_for_pending_checkpoint``) would make a check of the base look like a check of the
+    change. Raises :class:`UserVariantError` naming the nearest real name; returns the warnings
+    for names set to the value the base already has. Names starting with ``_`` are the user's
+    own helpers; dunder names are Python's.
+
+    >>> from flipcheck.model.protocol import Protocol
+    >>> class MyProtocol(Protocol):
+    ...     wait_for_pending_checkpoint = False
+    >>> check_names(MyProtocol, Protocol)
+    Traceback (most recent call last):
+    ...
+    flipcheck.reference_impl.user_variants.UserVariantError: MyProtocol.wait_for_pending_checkpoint is not a name flipcheck.Protocol defines, so it changes nothing: did you mean wait_for_pending_checkpoints? (a helper of your own: start its name with _)
+    >>> class Same(Protocol):
+    ...     wait_for_final_checkpoint = True
+    >>> check_names(Same, Protocol)
+    ('Same sets wait_for_final_checkpoint to True, the value flipcheck.Protocol has: it changes nothing',)
+    """
+    defined = set(dir(base))
+    public = sorted(name for name in defined if not name.startswith("_"))
+    found = []
+    for klass in cls.__mro__:
+        if klass in base.__mro__:
+            continue
+        for name, value in vars(klass).items():
+            if name.startswith("_"):
+                continue
+            if name not in defined:
+                close = difflib.get_close_matches(name, public, n=1, cutoff=0.6)
+                hint = f": did you mean {close[0]}?" if close else "."
+                raise UserVariantError(f"{klass.__name__}.{name} is not a name {base_name(base)} defines, so it "
+                                       f"changes nothing{hint} (a helper of your own: start its name with _)")
+            inherited = getattr(base, name)
+            if (klass is cls and name not in _METADATA and not callable(value) and type(value) is type(inherited)
+                    and value == inherited):
+                found.append(f"{cls.__name__} sets {name} to {value!r}, the value {base_name(base)} has: "
+                             f"it changes nothing")
+    return tuple(found)
 
 
 def is_spec(name: str) -> bool:
@@ -183,13 +238,40 @@ def _import_module(spec: str, dotted: str):
     if not all(part.isidentifier() for part in dotted.split(".")):
         raise UserVariantError(f"{spec}: {dotted!r} is neither a .py file nor a module name")
     try:
-        return importlib.import_module(dotted)
+        try:
+            return importlib.import_module(dotted)
+        except ModuleNotFoundError as error:
+            here = _module_here(dotted)
+            if here is None or error.name != dotted.split(".")[0]:
+                raise
+            # The module is in the current directory, which `python -m` would search but the
+            # `flipcheck` script does not: search it too, only now, so it never shadows another.
+            sys.path.insert(0, here)
+            try:
+                return importlib.import_module(dotted)
+            finally:
+                sys.path.remove(here)
     except ModuleNotFoundError as error:
         if error.name is not None and (dotted == error.name or dotted.startswith(error.name + ".")):
-            raise UserVariantError(f"{spec}: no module named {error.name!r}") from None
+            first = dotted.split(".")[0]
+            raise UserVariantError(f"{spec}: no module named {error.name!r} (a module is found on sys.path or in the "
+                                   f"current directory: run from where it imports, add its folder to PYTHONPATH, or "
+                                   f"name the file: {first}.py:CLASS)") from None
         raise UserVariantError(f"{spec}: importing module {dotted} failed: {_one_line(error)}") from None
     except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's code: any failure is one line
         raise UserVariantError(f"{spec}: importing module {dotted} failed: {_one_line(error)}") from None
+
+
+def _module_here(dotted: str) -> str | None:
+    """The current directory, if the top package or module of ``dotted`` is a file or folder in it."""
+    try:
+        here = os.getcwd()
+    except OSError:   # the directory was deleted under us
+        return None
+    first = dotted.split(".")[0]
+    if os.path.isfile(os.path.join(here, first + ".py")) or os.path.isdir(os.path.join(here, first)):
+        return here
+    return None
 
 
 def _kind(value) -> str:
@@ -222,6 +304,13 @@ def load_variant(spec: str, base: type, what: str) -> type:
     if not (inspect.isclass(value) and issubclass(value, base)):
         found = f"{class_name} is {_kind(value)}"
         raise WrongVariantKind(f"{spec}: {found}, not {needs}", found, needs)
+    if base is object:
+        return value   # no registry's base yet (--suite all picks it by the class): its lookup checks
+    try:
+        for warning in check_names(value, base):
+            warnings.warn(warning, VariantWarning, stacklevel=2)
+    except UserVariantError as error:
+        raise UserVariantError(f"{spec}: {error}") from None
     return value
 
 

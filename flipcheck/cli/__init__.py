@@ -10,6 +10,7 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 from typing import Sequence
 
 from flipcheck.cli.types import one_line
@@ -97,7 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.run(args) or 0)
+        with warnings.catch_warnings():
+            # A warning (a variant setting the base's own value, say) is one line, like an error.
+            warnings.showwarning = lambda message, *_, **__: sys.stderr.write(
+                one_line(f"flipcheck {args.command}: warning: {message}") + "\n")
+            return int(args.run(args) or 0)
     except InputError as error:
         sys.stderr.write(one_line(f"flipcheck: {error.source}: {error.message}") + "\n")
         return 2

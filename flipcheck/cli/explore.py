@@ -29,7 +29,15 @@ output (--json): one object
   {"states": n, "transitions": n, "complete": true|false,
    "violations": [{"property": "...", "trace": ["step", ...]}],
    "store": "fingerprints"|"states", "collision_probability": p,
-   "reduction": "all"|"por"|"symmetry"|"none", "reduced_states": n}
+   "reduction": "all"|"por"|"symmetry"|"none", "reduced_states": n,
+   "coverage": {"rules": {"J1": n, ...}, "overrides": {"SWITCH": {"changed_successors": n}},
+                "states": n} (null with --master)}
+
+coverage: every generated step is counted under the model's rules it took (J1-J9, S1-S4,
+C1-C8, F1; docs/protocol.md), as TLC counts per action; a rule at 0 was never checked. For each
+switch your --variant overrides, "changed_successors" counts the expanded states whose
+successors differ with that override removed; at 0 the change made no difference in any state
+searched, and the text output says so and names a configuration where it does.
 
 reduction (docs/protocol.md): with por the search follows, in a state where no failover can
 happen any more, only a stubborn set of steps: those that may interfere with each other, closed
@@ -49,8 +57,13 @@ limits: a job of at most 1,024 tasks, 16,384 channels and 10,000 records from al
 expanded; a larger one is refused before any work (exit 2, naming the size and the limit).
 --checkpoints and --failures are at most 1,000.
 
-exit codes: 0 complete, no violation; 1 a violation (or the search was cut by --max-states);
-2 bad input or option (nothing on stdout).
+progress: a search running longer than a few seconds says how far it is on stderr every few
+seconds (states so far, states a second, frontier, depth). A search --max-states cuts short stops
+within the state it was expanding, prints "complete": false (text: INCOMPLETE) and one warning
+line on stderr, and exits 0 unless it found a violation: the verdict covers only the states searched.
+
+exit codes: 0 no violation (in every state, or with "complete": false in the states --max-states
+allowed); 1 a violation; 2 bad input or option (nothing on stdout).
 """
 
 
@@ -141,14 +154,17 @@ def run(args) -> int:
         raise InputError(args.graph, str(error)) from None
 
     def progress(graph_, seconds):
-        sys.stderr.write(f"flipcheck explore: {len(graph_)} states, {graph_.transitions} transitions, "
-                         f"{seconds:.0f} s\n")
+        # "so far": the final count is the one on stdout, never one of these
+        states = len(graph_)
+        depth = graph_.depth[states - 1] if states else 0
+        sys.stderr.write(f"flipcheck explore: searching: {states:,} states so far ({states / max(seconds, 1e-9):,.0f}/s), "
+                         f"frontier {states - graph_.expanded:,}, depth {depth}, {seconds:.0f} s\n")
 
     if args.master is None:
         if args.partitions is not None or args.spark_log is not None or args.resume_dir is not None:
             raise UsageError("--partitions, --resume-dir and --spark-log need --master")
         result = explore_job(job, max_states=args.max_states, store=args.store, reduction=args.reduction,
-                             progress=progress)
+                             progress=progress, coverage=True)
     else:
         result = _explore_on_spark(args, graph, variant, progress)
     collision = result.graph.collision_probability
@@ -162,11 +178,13 @@ def run(args) -> int:
                          c.message if len(c.message) < 160 else c.message[:157] + "...")
         violations.append({"property": c.property, "message": c.message,
                            "trace": [("loop: " if s.loop else "") + describe_label(job, s.label) for s in steps]})
+    coverage = getattr(result, "coverage", None)
     if args.json:
         sys.stdout.write(json.dumps({"states": result.states, "transitions": result.transitions,
                                      "complete": result.complete, "violations": violations,
                                      "store": args.store, "collision_probability": collision,
-                                     "reduction": args.reduction, "reduced_states": result.graph.reduced}) + "\n")
+                                     "reduction": args.reduction, "reduced_states": result.graph.reduced,
+                                     "coverage": coverage.as_json() if coverage is not None else None}) + "\n")
     else:
         lines = [f"{result.states} states, {result.transitions} transitions, "
                  f"{'complete' if result.complete else 'INCOMPLETE'}, {len(violations)} violation(s)"
@@ -174,10 +192,18 @@ def run(args) -> int:
         for v in violations:
             lines.append(f"violated {v['property']}: {v['message']}")
             lines += [f"  {n:3d}. {step}" for n, step in enumerate(v["trace"], 1)]
+        if coverage is not None:
+            from flipcheck.properties.protocol_coverage import coverage_lines
+
+            lines += coverage_lines(coverage)
         sys.stdout.write("\n".join(lines) + "\n")
     if args.render is not None and not violations:
         sys.stderr.write(f"flipcheck explore: no violation, nothing drawn to {args.render}\n")
-    return 1 if violations or not result.complete else 0
+    if not result.complete and not violations:
+        from flipcheck.api import cut_message
+
+        sys.stderr.write(f"flipcheck {cut_message('explore', result.states, args.max_states)}\n")
+    return 1 if violations else 0
 
 
 def _explore_on_spark(args, graph, variant, progress):

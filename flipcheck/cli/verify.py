@@ -25,7 +25,12 @@ examples:
   flipcheck verify --suite plan
   flipcheck verify --suite plan --variant wiki-b --json      a buggy variant: violations, exit 1
 
-output (--json): {"suite": NAME, "properties": [{"name", "cases", "violations", "driver"}], "violations": n}
+output (--json): {"suite": NAME, "properties": [{"name", "cases", "violations", "driver"}], "violations": n,
+                 "coverage": {"rules": {"J1": n, ...}, "never_fired": [...], "not_explored": {...},
+                              "configurations": n, "of": n} or null}
+coverage: the steps the exploration driver took per rule of the model, over the configurations it
+explored within the budget (protocol, split-assignment and batch-recovery, whose explorers label
+steps by rule; the other designs report null).
 exit codes: 0 no violation, 1 a violation, 2 bad option or a suite not available.
 """
 
@@ -65,6 +70,15 @@ def run(args) -> int:
         print(f"  {'property':<45} {'driver':<11} {'cases':>9} {'violations':>10}")
         for row in report["properties"]:
             print(f"  {row['name']:<45} {row['driver']:<11} {row['cases']:>9} {row['violations']:>10}")
+        coverage = report.get("coverage")
+        if coverage is None:
+            print("rule coverage: not counted for this design")
+        else:
+            fired = sum(1 for n in coverage["rules"].values() if n)
+            print(f"rule coverage: {fired} of {len(coverage['rules'])} rules fired over {coverage['configurations']} "
+                  f"of {coverage['of']} exploration configurations"
+                  + (f"; never fired: {', '.join(coverage['never_fired'])}" if coverage["never_fired"] else "")
+                  + (f"; not explorable: {', '.join(coverage['not_explored'])}" if coverage["not_explored"] else ""))
         print(f"{report['violations']} violations")
     sys.stdout.flush()
     return 1 if report["violations"] else 0

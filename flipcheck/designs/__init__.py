@@ -86,5 +86,10 @@ def designs_help(**more: str) -> str:
 
 def verify_design(name: str, budget_seconds: float, variant: str | None = None) -> dict:
     """``flipcheck verify --suite NAME``: every property with every driver of the design."""
-    rows = design(name).verify(budget_seconds, variant)
-    return {"suite": name, "properties": rows, "violations": sum(row["violations"] for row in rows)}
+    front = design(name)
+    rows = front.verify(budget_seconds, variant)
+    # Per-rule coverage of the configurations verify explored, for designs that count it
+    # (RULE_COVERAGE, filled by their verify); None for the others.
+    coverage = dict(getattr(front, "RULE_COVERAGE", None) or {}) or None
+    return {"suite": name, "properties": rows, "violations": sum(row["violations"] for row in rows),
+            "coverage": coverage}

@@ -52,7 +52,7 @@ from flipcheck.designs.common import check_variant, hunt_with, mutant_list, rows
 from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
 from flipcheck.designs.generated_suite import GeneratedSuite
 from flipcheck.generators.batch_recovery import batch_machine, generate_case as _generate
-from flipcheck.model.batch_recovery import Config
+from flipcheck.model.batch_recovery import RULES, Config
 from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph
 from flipcheck.properties.batch_recovery_explore import explore_job, replay
 from flipcheck.properties.batch_recovery_properties import LIVENESS, PROPERTY_NAMES, REFINEMENT
@@ -64,7 +64,7 @@ __all__ = [
     # the design contract
     "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
     # its parts
-    "variant_class", "generate_case", "check_case", "render_case", "describe_case", "case_size", "case_shape", "exhaustive_cases", "explore_case", "minimise_case", "MUTANTS", "ENGINE", "ENGINES", "PROPERTY_NAMES", "ROW_NAMES", "GRAPHS", "EXPLORATION_CONFIGS", "TWO_CRASHES", "LAST_COVERAGE", "BATCH_RECOVERY_SUITE",
+    "variant_class", "generate_case", "check_case", "render_case", "describe_case", "case_size", "case_shape", "exhaustive_cases", "explore_case", "minimise_case", "MUTANTS", "ENGINE", "ENGINES", "PROPERTY_NAMES", "ROW_NAMES", "GRAPHS", "EXPLORATION_CONFIGS", "TWO_CRASHES", "LAST_COVERAGE", "RULE_COVERAGE", "BATCH_RECOVERY_SUITE",
 ]
 
 ENGINES = tuple(VARIANTS)
@@ -90,6 +90,9 @@ EXPLORATION_CONFIGS = (
 # "Finding"); used to compare variants with the model (refinement) only.
 TWO_CRASHES = Config(GRAPHS["src2-sink1"], 1, 2, 0, 0)
 LAST_COVERAGE: dict = {}
+# What the last verify's exploration driver exercised: steps per rule (B1-B12, one per action of
+# model/batch_recovery.py) over the configurations it explored; verify_design reports it.
+RULE_COVERAGE: dict = {}
 
 
 def exhaustive_cases() -> list[Config]:
@@ -164,13 +167,17 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
     started = time.perf_counter()
     deadline = started + budget_seconds * 0.45
     states, crash_points, configs, found = 0, 0, 0, Counter()
+    fired = Counter({rule: 0 for rule in RULES})
     for config in EXPLORATION_CONFIGS:
         if time.perf_counter() > deadline and states:
             break
-        result = explore_job(config, name, refinement=True, stop_at_first=False)
+        result = explore_job(config, name, refinement=True, stop_at_first=False, coverage=fired)
         states, crash_points, configs = states + result.states, crash_points + result.crash_points, configs + 1
         found.update({v.property for v in result.problems})
     LAST_COVERAGE.update(states=states, crash_points=crash_points, configurations=configs)
+    RULE_COVERAGE.clear()
+    RULE_COVERAGE.update(rules=dict(fired), never_fired=[rule for rule in RULES if not fired[rule]], not_explored={},
+                         configurations=configs, of=len(EXPLORATION_CONFIGS))
     result_rows = rows(ROW_NAMES, states, found, "exploration")
     remaining = max(0.3, budget_seconds - (time.perf_counter() - started))
     check = lambda case: check_case(case, name)  # noqa: E731

@@ -59,6 +59,7 @@ from flipcheck.designs.generated_suite import GeneratedSuite
 from flipcheck.generators.choices import SeededChooser, choice
 from flipcheck.generators.protocol import EXAMPLE_GRAPHS, example_graph, random_walk
 from flipcheck.model.barriers import MODES
+from flipcheck.properties.protocol_coverage import Coverage, rule_coverage_report
 from flipcheck.properties.protocol_explore import GRAPH_PROPERTIES, explore_job
 from flipcheck.render.protocol_labels import describe_label
 from flipcheck.properties.protocol_properties import JOB_PROPERTIES, check_trace
@@ -70,21 +71,9 @@ __all__ = [
     # the design contract
     "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
     # its parts
-    "variant_class", "generate_case", "check_case", "EXPLORATION_CONFIGS", "ROW_NAMES", "HUNT_CONFIGS", "SINK_V2_HUNT_CONFIGS", "SINK_V2_ATTRIBUTES", "hunt_configs", "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS", "EXHAUSTIVE_REDUCTION", "EXHAUSTIVE_STATEMENT", "exhaustive_cases", "explore_case", "minimise_case", "render_case", "describe_case", "case_size", "case_shape", "PROTOCOL_SUITE", "smaller_configurations"]
+    "variant_class", "generate_case", "check_case", "EXPLORATION_CONFIGS", "RULE_COVERAGE", "ROW_NAMES", "HUNT_CONFIGS", "SINK_V2_HUNT_CONFIGS", "SINK_V2_ATTRIBUTES", "hunt_configs", "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS", "EXHAUSTIVE_REDUCTION", "EXHAUSTIVE_STATEMENT", "exhaustive_cases", "explore_case", "minimise_case", "render_case", "describe_case", "case_size", "case_shape", "PROTOCOL_SUITE", "smaller_configurations"]
 
 ROW_NAMES = tuple(JOB_PROPERTIES)
-# (graph, mode, records, failures), smallest first so a small budget still covers the basics.
-EXPLORATION_CONFIGS = (
-    ("pair", "aligned", 1, 1), ("pair", "unaligned", 2, 1), ("pair", "at-least-once", 2, 1),
-    ("chain", "aligned", 1, 1), ("chain", "unaligned", 1, 0), ("union", "aligned", 0, 0),
-    ("diamond", "aligned", 1, 0),
-)
-
-
-def generate_case(chooser) -> tuple:
-    """``(graph, mode, records, checkpoints, failures, walk seed)``."""
-    return (choice(chooser, sorted(EXAMPLE_GRAPHS)), choice(chooser, MODES), chooser.integer(0, 2),
-            chooser.integer(1, 3), chooser.integer(0, 1), chooser.integer(0, 2**31))
 
 
 class Configuration(NamedTuple):
@@ -101,6 +90,28 @@ class Configuration(NamedTuple):
         return make_job(example_graph(self.graph), variant, mode=self.mode, records=self.records,
                         checkpoints=self.checkpoints, failures=self.failures,
                         stop_with_savepoint=self.stop_with_savepoint)
+
+
+# verify's exploration driver, smallest first so a small budget still covers the basics (the
+# first always runs: a Sink V2 sink with a failover, S1-S4 and F1; a restore bug shows only
+# there). Together they fire every rule an exploration can take (tests/cover/test_protocol_coverage.py),
+# with a stop-with-savepoint for C7 and J9.
+EXPLORATION_CONFIGS = (
+    Configuration("pair-v2", "aligned", 1, 1, 1), Configuration("pair", "aligned", 1, 1, 1),
+    Configuration("pair", "aligned", 1, 1, 0, True), Configuration("pair", "unaligned", 2, 1, 1),
+    Configuration("pair", "at-least-once", 2, 1, 1), Configuration("chain", "aligned", 1, 1, 1),
+    Configuration("chain", "unaligned", 1, 1, 0), Configuration("union", "aligned", 0, 1, 0),
+    Configuration("diamond", "aligned", 1, 1, 0),
+)
+# What the last verify's exploration driver exercised: the rules fired over the configurations it
+# explored (flipcheck verify reports it; verify_design reads it).
+RULE_COVERAGE: dict = {}
+
+
+def generate_case(chooser) -> tuple:
+    """``(graph, mode, records, checkpoints, failures, walk seed)``."""
+    return (choice(chooser, sorted(EXAMPLE_GRAPHS)), choice(chooser, MODES), chooser.integer(0, 2),
+            chooser.integer(1, 3), chooser.integer(0, 1), chooser.integer(0, 2**31))
 
 
 class Trace(NamedTuple):
@@ -164,15 +175,21 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
     name = check_variant(variant or CORRECT_PROTOCOL, protocol_class)
     started = time.perf_counter()
     deadline = started + budget_seconds * 0.5
-    states, found = 0, Counter()
-    for graph, mode, records, failures in EXPLORATION_CONFIGS:
+    states, found, explored = 0, Counter(), 0
+    coverage = Coverage()
+    for config in EXPLORATION_CONFIGS:
         if time.perf_counter() > deadline and states:
             break
-        result = explore_job(make_job(example_graph(graph), name, mode=mode, records=records, failures=failures),
-                             max_states=100_000)
+        # the budget ends a search under way too (the first, smallest, always runs to the end)
+        result = explore_job(config.job(name), max_states=100_000, deadline=deadline if states else None,
+                             coverage=True)
         states += result.states
+        explored += 1
+        coverage.add(result.coverage)
         for prop in set(result.violated()):
             found[prop] += 1
+    RULE_COVERAGE.clear()
+    RULE_COVERAGE.update(rule_coverage_report(coverage, explored, len(EXPLORATION_CONFIGS)))
     rows = [{"name": n, "cases": states, "violations": found[n], "driver": "exploration"} for n in ROW_NAMES]
     remaining = max(0.3, budget_seconds - (time.perf_counter() - started))
     check = lambda case: check_case(case, name)  # noqa: E731
@@ -270,7 +287,10 @@ EXHAUSTIVE_CONFIGS = tuple(
     + [Configuration("pair", "aligned", r, 1, 0, True) for r in (0, 1, 2)]
     + [Configuration("chain", "aligned", r, 1, 0, True) for r in (0, 1)]
     + [Configuration(g, "aligned", 0, 1, 0, True) for g in ("union", "twin")]
-    + [Configuration("parallel", "aligned", 0, 1, 0)])  # a checkpoint can reach a sink after its final one
+    + [Configuration("parallel", "aligned", 0, 1, 0)]  # a checkpoint can reach a sink after its final one
+    # Sink V2 with a failover (S1-S4): the two pinned in tests/manifests/protocol.json; a restore
+    # bug of the Sink V2 rules passed every configuration above (issue 24, finding 8).
+    + [Configuration("pair-v2", "aligned", 1, 1, 1), Configuration("pair-v2", "unaligned", 2, 2, 1)])
 EXHAUSTIVE_BOUNDS = {"graphs": sorted({c.graph for c in EXHAUSTIVE_CONFIGS}), "modes": list(MODES),
                      "max_records": 2, "max_checkpoints": 3, "max_failures": 1}
 # Exhaustive sweeps search the graph reduced by partial-order and symmetry reduction
@@ -284,8 +304,8 @@ EXHAUSTIVE_STATEMENT = (
     "in every reachable state ({states:,} states searched, reduced by partial-order and symmetry "
     "reduction, which keep every verdict) of the {units} example jobs (pair: records <= 2, "
     "checkpoints <= 3, failures <= 1; chain: records <= 1, checkpoints <= 2, failures <= 1; every mode each; "
-    "diamond (failures <= 1), twin and union aligned and at-least-once; join and parallel aligned; pair, chain, "
-    "union and twin stopped with a savepoint without drain), the {algorithm} protocol keeps every end-to-end "
+    "diamond (failures <= 1), twin and union aligned and at-least-once; join and parallel aligned; pair-v2 (a Sink "
+    "V2 sink) with a failover; pair, chain, union and twin stopped with a savepoint without drain), the {algorithm} protocol keeps every end-to-end "
     "property: consistent cuts, exactly-once, no dangling transaction, no deadlock, the end stays reachable, final "
     "checkpoints before finishing")
 

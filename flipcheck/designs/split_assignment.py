@@ -65,7 +65,7 @@ from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
 from flipcheck.designs.suite import CRASH, EXHAUSTIVE_PREFIX, CaseSpace, Outcome, Suite, checked
 from flipcheck.generators.choices import SeededChooser
 from flipcheck.generators.split_assignment import generate_case as _generate
-from flipcheck.model.split_assignment import DESIGNS, Config
+from flipcheck.model.split_assignment import DESIGNS, RULES, Config
 from flipcheck.properties.split_assignment_explore import explore_job, explore_liveness, explore_model, replay
 from flipcheck.properties.split_assignment_properties import LIVENESS, PROPERTY_NAMES, REFINEMENT
 from flipcheck.properties.violation import Violation
@@ -76,7 +76,7 @@ __all__ = [
     # the design contract
     "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
     # its parts
-    "generate_case", "check_case", "render_case", "MUTANTS", "EXPLORATION_CONFIGS", "LIVENESS_CONFIGS", "ROW_NAMES", "SPLIT_ASSIGNMENT_SUITE", "SplitAssignmentSuite", "exhaustive_configs",
+    "generate_case", "check_case", "render_case", "MUTANTS", "EXPLORATION_CONFIGS", "RULE_COVERAGE", "LIVENESS_CONFIGS", "ROW_NAMES", "SPLIT_ASSIGNMENT_SUITE", "SplitAssignmentSuite", "exhaustive_configs",
 ]
 
 # Smallest first, so that a small budget still covers the basic interleavings.
@@ -85,6 +85,9 @@ EXPLORATION_CONFIGS = (
     Config(2, 2, 1, 1), Config(2, 2, 1, 2), Config(2, 2, 2, 1),
 )
 LIVENESS_CONFIGS = (Config(1, 2, 2, 1), Config(2, 2, 1, 1))
+# What the last verify's exploration driver exercised: steps per rule (A1-A13, one per action of
+# model/split_assignment.py) over the configurations it explored; verify_design reports it.
+RULE_COVERAGE: dict = {}
 ROW_NAMES = (*PROPERTY_NAMES, REFINEMENT)
 
 
@@ -116,15 +119,21 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
 
     # Exploration with refinement: a variant diverging from the model is a finding.
     deadline = started + budget_seconds * 0.35
-    states, found = 0, Counter()
+    states, found, explored = 0, Counter(), 0
+    coverage = Counter({rule: 0 for rule in RULES})
     for config in EXPLORATION_CONFIGS:
         if time.perf_counter() > deadline and states:
             break
-        result = explore_job(config, name, refinement=True, stop_at_first=False)
+        result = explore_job(config, name, refinement=True, stop_at_first=False, coverage=coverage)
         states += result.states
+        explored += 1
         for prop in {v.property for v in result.problems}:
             found[prop] += 1
     rows += [{"name": n, "cases": states, "violations": found[n], "driver": "exploration"} for n in ROW_NAMES]
+    RULE_COVERAGE.clear()
+    RULE_COVERAGE.update(rules={rule: coverage[rule] for rule in RULES},
+                         never_fired=[rule for rule in RULES if not coverage[rule]], not_explored={},
+                         configurations=explored, of=len(EXPLORATION_CONFIGS))
 
     graph_states, stuck = 0, 0
     for config in LIVENESS_CONFIGS:

@@ -17,7 +17,7 @@ Where each part is written down:
 * :mod:`.coordinator` — the coordinator rules C1–C7;
 * :mod:`.failover` — the failover rule F1;
 * :mod:`.machine` — the initial state and the table of actions :func:`successors` takes them
-  from (the TLA+ ``Next``);
+  from (the TLA+ ``Next``), and :func:`rules_of`, which rules a step took (per-rule coverage);
 * :mod:`.step` — :class:`Step`, the step under construction the rules change.
 
 The rules, each with the seed sentence or Flink fact it encodes:
@@ -183,7 +183,10 @@ Example
 ((0,),)
 """
 
-from .machine import COORDINATOR_ACTIONS, INPUT_TASK_ACTIONS, SOURCE_ACTIONS, initial_state, is_end, run, successors
+from .machine import (
+    COORDINATOR_ACTIONS, INPUT_TASK_ACTIONS, NOT_EXPLORED, RULES, SOURCE_ACTIONS, initial_state, is_end, rules_of, run,
+    successors,
+)
 from .switches import Protocol
 from .state import (
     BARRIER, CANCEL, CANCELED, DATA, END_OF_DATA, EOD, EOI, EOP, FAILOVER, FINISHED, FINISHED_TASK, NO_STOP_ID,
@@ -199,4 +202,5 @@ __all__ = [
     "Protocol", "TaskInfo", "ChannelInfo", "Job", "MAX_TASKS", "MAX_CHANNELS", "MAX_RECORDS", "job_size_problem",
     "Snapshot", "TaskState", "FINISHED_TASK", "Pending", "RestorePoint", "Coordinator", "JobState",
     "Step", "SOURCE_ACTIONS", "INPUT_TASK_ACTIONS", "COORDINATOR_ACTIONS", "initial_state", "successors", "is_end", "run",
+    "RULES", "NOT_EXPLORED", "rules_of",
 ]

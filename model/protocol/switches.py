@@ -21,6 +21,10 @@ class Protocol:
     (:mod:`flipcheck.reference_impl.protocol_variants`) override one attribute or method each."""
 
     name = "flip-147"
+    #: A named variant's metadata (the Flink issue it re-creates, where it comes from): reports
+    #: read them, no rule does.
+    flink_issue: str | None = None
+    source: str | None = None
     #: FLIP-147 itself (``ENABLE_CHECKPOINTS_AFTER_TASKS_FINISH``); off = the job before it.
     checkpoints_after_tasks_finished = True
     #: J7: wait until every downstream acknowledged EndOfData before finishing.

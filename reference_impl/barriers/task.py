@@ -35,6 +35,13 @@ class Task:
     """One task's input gate and barrier handler; subclasses are the named variants."""
 
     name = "flink"
+    source: str | None = None   # where a variant comes from: reports only
+
+    @staticmethod
+    def modes(config) -> bool:
+        """Whether this handler can differ from Flink's in ``config`` at all: a variant narrows
+        it so that exhaustive checks skip the configurations where it cannot."""
+        return True
     single_handler_class = SingleCheckpointBarrierHandler
     tracker_class = CheckpointBarrierTracker
 

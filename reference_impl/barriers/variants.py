@@ -42,10 +42,6 @@ class BarrierVariant(Task):
 
     source = ""
 
-    @staticmethod
-    def modes(config: Config) -> bool:
-        return True
-
 
 # -- the seed's rejected alternative ---------------------------------------------------------------
 

@@ -45,7 +45,7 @@ __all__ = [
 
 
 class _ExecutionGraphScan(FlinkPlanCalculator):
-    def running_predecessor_exists(self, graph: JobGraph, vertex_id: str, index: int, running) -> bool:
+    def _running_predecessor_exists(self, graph: JobGraph, vertex_id: str, index: int, running) -> bool:
         """Scan every execution-graph predecessor of one task (both patterns)."""
         for edge in graph.inputs(vertex_id):
             bits = running[edge.source]
@@ -66,7 +66,7 @@ class NaivePlanCalculator(_ExecutionGraphScan):
 
     def trigger_roots(self, graph, running, cardinality, running_indices):
         return {
-            v: [i for i in running_indices.get(v, ()) if not self.running_predecessor_exists(graph, v, i, running)]
+            v: [i for i in running_indices.get(v, ()) if not self._running_predecessor_exists(graph, v, i, running)]
             for v in graph.topological_order
         }
 
@@ -104,7 +104,7 @@ class WikiAPlanCalculator(_ExecutionGraphScan):
             trigger[vertex_id] = [
                 i
                 for i in range(len(bits))
-                if bits[i] and not self.running_predecessor_exists(graph, vertex_id, i, running)
+                if bits[i] and not self._running_predecessor_exists(graph, vertex_id, i, running)
             ]
         return trigger
 

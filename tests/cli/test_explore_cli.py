@@ -20,7 +20,7 @@ def test_correct_protocol_complete_without_violation(capsys, graph_file):
     code, out, err = run_cli(capsys, graph_file(PAIR), "--json", "--failures", "1")
     result = json.loads(out)
     assert list(result) == ["states", "transitions", "complete", "violations", "store", "collision_probability",
-                            "reduction", "reduced_states"]
+                            "reduction", "reduced_states", "coverage"]
     assert result["reduction"] == "all" and 0 <= result["reduced_states"] <= result["states"]
     assert code == 0 and result["complete"] and result["violations"] == []
     assert result["transitions"] >= result["states"] - 1 > 0
@@ -63,9 +63,50 @@ def test_text_output_numbers_the_steps(capsys, graph_file):
     assert code == 1 and "violated final_checkpoint_before_finish" in out and "  1. " in out
 
 
-def test_max_states_makes_the_search_incomplete(capsys, graph_file):
-    code, out, _ = run_cli(capsys, graph_file(PAIR), "--json", "--max-states", "5")
-    assert code == 1 and json.loads(out)["complete"] is False
+def test_max_states_cuts_the_search_with_exit_0_complete_false_and_one_warning(capsys, graph_file):
+    code, out, err = run_cli(capsys, graph_file(PAIR), "--json", "--max-states", "5")
+    result = json.loads(out)
+    assert code == 0 and result["complete"] is False and result["violations"] == [] and result["states"] == 5
+    assert err == ("flipcheck explore: no violation in 5 states, but the search stopped at max_states 5 before it "
+                   "searched them all (complete: false)\n")   # the one state count of the run, as on stdout
+    code, out, _ = run_cli(capsys, graph_file(PAIR), "--json", "--max-states", "100000", "--variant", "pre-flip-147")
+    assert code == 1 and json.loads(out)["violations"]
+
+
+def test_the_search_stops_at_its_bound_instead_of_looking_up_the_rest_of_the_frontier():
+    from flipcheck.properties.explore import explore_graph
+
+    expanded = []
+
+    def successors(n):   # an infinite binary tree: the bound is the only end
+        expanded.append(n)
+        return [("a", 2 * n + 1, []), ("b", 2 * n + 2, [])]
+
+    graph = explore_graph([0], successors, max_states=1_000)
+    assert len(graph) == 1_000 and not graph.complete
+    assert len(expanded) <= 501   # the states whose successors were stored, and the one that met the bound
+    # a time budget (verify's exploration driver) ends a search under way the same way, within 256 states
+    import time
+
+    expanded.clear()
+    graph = explore_graph([0], successors, deadline=time.perf_counter())
+    assert not graph.complete and len(expanded) == 256
+
+
+def test_a_long_search_reports_its_progress_on_stderr(capsys, graph_file, monkeypatch):
+    import flipcheck.properties.explore as explore_module
+
+    original = explore_module.explore_graph
+    monkeypatch.setattr(explore_module, "explore_graph",
+                        lambda *args, **options: original(*args, **{**options, "progress_every": 0.0}))
+    import flipcheck.properties.protocol_explore as protocol_explore
+
+    monkeypatch.setattr(protocol_explore, "explore_graph", explore_module.explore_graph)
+    code, out, err = run_cli(capsys, graph_file(PAIR), "--records", "6", "--reduction", "none")   # 2,144 states
+    assert code == 0
+    line = err.splitlines()[0]
+    assert line.startswith("flipcheck explore: searching: ") and "states so far" in line
+    assert "/s), frontier " in line and ", depth " in line
 
 
 @pytest.mark.parametrize("args", [["--variant", "nope"], ["--records", "-1"], ["--max-states", "0"], ["--reduction", "x"],

@@ -9,7 +9,7 @@ from flipcheck.cli import main
 def test_plan_suite_json_contract_and_no_violation(capsys):
     assert main(["verify", "--suite", "plan", "--budget", "2", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert set(report) == {"suite", "properties", "violations"}
+    assert set(report) == {"suite", "properties", "violations", "coverage"} and report["coverage"] is None
     assert report["suite"] == "plan" and report["violations"] == 0
     assert all(set(row) == {"name", "cases", "violations", "driver"} for row in report["properties"])
     assert all(row["cases"] > 0 for row in report["properties"])

@@ -60,8 +60,10 @@ def test_explore_takes_a_protocol_instance_and_a_name_and_bounds_the_search():
     classes = _user_classes()
     assert not flipcheck.explore(pair(), classes["CommitOnlyToTriggered"](), records=1).ok
     assert not flipcheck.explore(pair(), "pre-flip-147", records=1).ok
-    cut = flipcheck.explore(pair(2), records=1, max_states=50)
-    assert not cut.ok and not cut.counts["complete"] and cut.counterexample is None
+    with pytest.warns(UserWarning, match="no violation in 50 states, but the search stopped at max_states 50"):
+        cut = flipcheck.explore(pair(2), records=1, max_states=50)
+    # a cut is reported as the command reports it: no violation found, and complete false
+    assert cut.ok and not cut.counts["complete"] and cut.counterexample is None and cut.counts["states"] == 50
 
 
 def test_plan_checks_against_the_spec_with_names_calculators_and_functions(tmp_path):
@@ -120,3 +122,17 @@ def test_a_class_no_spec_can_name_is_refused_where_a_name_must_travel():
 
     with pytest.raises(UsageError, match="variant: .* define the class at the top level"):
         flipcheck.verify("protocol", Local, budget=1)
+
+
+def test_edge_patterns_are_public_and_what_job_graph_takes_and_an_edge_has():
+    assert {"ALL_TO_ALL", "POINTWISE"} <= set(flipcheck.__all__)
+    for spelled, constant in (("all-to-all", flipcheck.ALL_TO_ALL), ("pointwise", flipcheck.POINTWISE)):
+        by_name = flipcheck.job_graph([("a", 2), ("b", 2)], [("a", "b", spelled)])
+        by_constant = flipcheck.job_graph([("a", 2), ("b", 2)], [("a", "b", constant)])
+        assert by_name == by_constant and by_constant.inputs("b")[0].pattern == constant
+    # the example project a user copies imports only the public API
+    import re
+
+    for path in (ROOT / "examples" / "user-project").rglob("*.py"):
+        internal = re.findall(r"^\s*(?:from|import) (flipcheck\.\w+)", path.read_text(), re.M)
+        assert internal == [], (path, internal)

@@ -16,6 +16,7 @@ import pytest
 from flipcheck import job_graph
 
 sys.path.insert(0, {str(VARIANTS.parent)!r})
+import misspelt  # noqa: E402
 import my_variants  # noqa: E402  (the user's own module of protocols)
 
 GRAPH = job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
@@ -29,9 +30,32 @@ def test_the_plan_bug(flipcheck_checker):
     flipcheck_checker.plan({str(ROOT / "examples" / "graphs" / "figure1.json")!r}, "wiki-b")
 
 
+def test_a_misspelt_attribute(flipcheck_checker):
+    flipcheck_checker.explore(GRAPH, misspelt.MyProtocol, records=1)
+
+
 def test_the_refactoring(flipcheck_checker):
     result = flipcheck_checker.explore(GRAPH, my_variants.PlanFromTheEngine, records=1)
     assert result.ok and result.counts["complete"]
+
+
+def test_a_vacuous_change(flipcheck_checker):
+    from flipcheck import Protocol
+
+    class NoWait(Protocol):
+        wait_for_pending_checkpoints = False
+
+    flipcheck_checker.explore(GRAPH, NoWait, records=1)
+
+
+@pytest.mark.flipcheck(strict=False)
+def test_a_vacuous_change_accepted(flipcheck_checker):
+    from flipcheck import Protocol
+
+    class NoWait(Protocol):
+        wait_for_pending_checkpoints = False
+
+    assert flipcheck_checker.explore(GRAPH, NoWait, records=1).warnings
 
 
 @pytest.mark.flipcheck(max_states=10)
@@ -58,7 +82,14 @@ def test_a_violation_fails_the_users_test_with_the_trace_its_picture_and_a_repla
     done = run_pytest(tmp_path)
     out = done.stdout
     assert done.returncode == 1, out + done.stderr
-    assert "2 failed, 3 passed" in out and "FAILED test_mine.py::test_the_bug" in out
+    assert "4 failed, 4 passed" in out and "FAILED test_mine.py::test_the_bug" in out
+    # a class that changes nothing fails with one line, not a green and not flipcheck's traceback
+    assert ("flipcheck: explore: protocol: MyProtocol.wait_for_pending_checkpoint is not a name flipcheck.Protocol "
+            "defines, so it changes nothing: did you mean wait_for_pending_checkpoints?") in out
+    # strict by default: a switch changed that made no difference fails, with where it would
+    assert "FAILED test_mine.py::test_a_vacuous_change " in out + " " and "vacuous_change_accepted FAILED" not in out
+    assert "your change to wait_for_pending_checkpoints made no difference in the " in out
+    assert "try: pair, unaligned, records 0" in out and "@pytest.mark.flipcheck(strict=False) accepts it" in out
     plan_report = out[out.index("flipcheck: plan wiki-b: no_triggered_task_has_running_predecessor violated"):]
     assert "replay:  flipcheck plan --algorithm wiki-b GRAPH.json" in plan_report
     report = out[out.index("flipcheck: explore CommitOnlyToTriggered: "):]
@@ -67,13 +98,23 @@ def test_a_violation_fails_the_users_test_with_the_trace_its_picture_and_a_repla
     picture = report.split("picture: ", 1)[1].split("\n", 1)[0]
     assert picture.endswith(".svg") and "<svg" in Path(picture).read_text()
     replay = report.split("replay:  ", 1)[1].split("\n", 1)[0]
+    # saved under the rootdir, where pytest's clean-up of its temporary folders never reaches
+    saved = tmp_path / ".flipcheck"
+    assert Path(picture).parent == saved and f"flipcheck explore {saved / 'test_the_bug.json'} " in replay
+    assert (saved / "test_the_bug.replay").read_text() == replay + "\n"
     assert f"--variant {VARIANTS}:CommitOnlyToTriggered" in replay
     words = replay.split()
     assert words[:2] == ["flipcheck", "explore"]
     again = subprocess.run([sys.executable, "-m", "flipcheck.cli", *words[1:]], capture_output=True, text=True,
                            timeout=600)
     assert again.returncode == 1 and "violated" in again.stdout
-    assert "but did not search them all (max_states 10" in out   # the warning of the bounded test
+    assert "but the search stopped at max_states 10 before it searched them all" in out   # the bounded test's warning
+
+
+def test_flipcheck_out_chooses_where_the_replay_is_saved(tmp_path):
+    done = run_pytest(tmp_path, "--flipcheck-out", "reports", "-k", "test_the_bug")
+    assert done.returncode == 1 and (tmp_path / "reports" / "test_the_bug.replay").is_file(), done.stdout
+    assert f"replay:  flipcheck explore {tmp_path / 'reports' / 'test_the_bug.json'} " in done.stdout
 
 
 def test_the_nightly_profile_loads_its_hypothesis_settings_and_a_bad_profile_is_a_usage_error(tmp_path):

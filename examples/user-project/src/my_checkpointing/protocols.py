@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from flipcheck import Protocol
-from flipcheck.model.jobgraph import ALL_TO_ALL
-from flipcheck.model.plan import CheckpointPlan, TaskSet
+from flipcheck import ALL_TO_ALL, CheckpointPlan, Protocol, TaskSet
 
 __all__ = ["VertexLevelTrigger", "ForwardPassTrigger"]
 
