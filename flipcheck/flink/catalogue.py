@@ -40,25 +40,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from flipcheck.flink.releases import KNOWN_RELEASES
+
 __all__ = ["KnownBug", "KNOWN_BUGS", "RELEASES", "expected_verdict", "release_key", "release_line",
            "affected_releases", "fixed_releases"]
 
 Verdict = Literal["flagged", "conforms"]
 
-# Every release of apache-flink-libraries on PyPI the matrix runs (1.14.1 was never published).
-RELEASES: tuple[str, ...] = (
-    "1.14.0", "1.14.2", "1.14.3", "1.14.4", "1.14.5", "1.14.6",
-    "1.15.0", "1.15.1", "1.15.2", "1.15.3", "1.15.4",
-    "1.16.0", "1.16.1", "1.16.2", "1.16.3",
-    "1.17.0", "1.17.1", "1.17.2",
-    "1.18.0", "1.18.1",
-    "1.19.0", "1.19.1", "1.19.2", "1.19.3",
-    "1.20.0", "1.20.1", "1.20.2", "1.20.3", "1.20.4", "1.20.5",
-    "2.0.0", "2.0.1", "2.0.2",
-    "2.1.0", "2.1.1", "2.1.2", "2.1.3",
-    "2.2.0", "2.2.1",
-    "2.3.0",
-)
+# Every release of apache-flink-libraries on PyPI the matrix runs: the release list flipcheck
+# installs from (1.14.1 was never published).
+RELEASES: tuple[str, ...] = KNOWN_RELEASES
 
 
 def release_key(version: str) -> tuple[int, int, int]:
