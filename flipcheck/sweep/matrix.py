@@ -51,8 +51,10 @@ def run_matrix(releases: Sequence[str], bugs: Sequence[str], out: Path, *, maste
     try:
         run_sweep(spec, str(out), master=master, progress=progress, conf=conf)
     finally:
-        if own_build is not None:
-            os.environ.pop(RELEASE_ENV, None) if saved is None else os.environ.__setitem__(RELEASE_ENV, saved)
+        if own_build is not None and saved is None:
+            os.environ.pop(RELEASE_ENV, None)
+        elif own_build is not None:
+            os.environ[RELEASE_ENV] = saved
     releases = columns
     table = read_cases(str(out), ["index", "detail", "outcome", "message"]).to_pylist()
     cells = []

@@ -117,8 +117,9 @@ def test_a_flink_dist_jar_without_a_version_in_its_name_is_read_by_its_manifest(
 def test_a_flink_home_of_an_unsupported_release_is_refused(tmp_path, capsys, no_jvm):
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "flink-dist_2.11-1.13.6.jar").write_bytes(b"")
-    _refused(capsys, ["flink", "run", CHAIN, "--out", str(tmp_path / "o"), "--flink-home", str(tmp_path)],
-             "--flink-home", "1.13.6 is not supported")
+    line = _refused(capsys, ["flink", "run", CHAIN, "--out", str(tmp_path / "o"), "--flink-home", str(tmp_path)],
+                    "--flink-home", "1.13.6 is not supported")
+    assert "1.14.0" in line and not (tmp_path / "o" / "run.json").exists()  # refused before any run
 
 
 @pytest.mark.parametrize("version, needles", [
@@ -129,17 +130,20 @@ def test_a_flink_home_of_an_unsupported_release_is_refused(tmp_path, capsys, no_
 def test_an_unsupported_flink_version_is_one_line_without_pip(version, needles, tmp_path, capsys, cache, monkeypatch, no_jvm):
     monkeypatch.setattr(releases.subprocess, "run", lambda *a, **k: pytest.fail("pip must not be asked"))
     _refused(capsys, ["flink", "run", CHAIN, "--out", str(tmp_path / "o"), "--flink", version], *needles)
+    assert not cache.exists() or not any(cache.iterdir()), "nothing may be installed"
 
 
 def test_flink_and_flink_home_exclude_each_other(tmp_path, capsys, no_jvm):
-    _refused(capsys, ["flink", "run", CHAIN, "--out", str(tmp_path / "o"), "--flink", "1.14.6", "--flink-home", str(tmp_path)],
-             "--flink-home", "--flink")
+    line = _refused(capsys, ["flink", "run", CHAIN, "--out", str(tmp_path / "o"), "--flink", "1.14.6",
+                             "--flink-home", str(tmp_path)], "--flink-home", "--flink")
+    assert "not allowed with" in line and not (tmp_path / "o").exists()  # argparse refuses before any work
 
 
 def test_a_release_missing_from_the_registry_names_the_nearest_ones(tmp_path, capsys, cache, monkeypatch, no_jvm):
     monkeypatch.setattr(releases, "_index_versions", lambda timeout: list(KNOWN_RELEASES))
     _refused(capsys, ["flink", "run", CHAIN, "--out", str(tmp_path / "o"), "--flink", "1.14.1"],
              "--flink 1.14.1", "no such release", "1.14.0, 1.14.2")
+    assert not (releases.releases_dir() / "1.14.1").exists()  # no install was attempted into the cache
 
 
 def test_offline_the_install_fails_in_one_line_and_leaves_no_scratch(tmp_path, capsys, cache, monkeypatch, no_jvm):
