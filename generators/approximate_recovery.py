@@ -16,6 +16,11 @@ that any variant can be checked on:
 * :class:`DataflowCase` — a small topology, records per source, a schedule up to the failure,
   the failed task and whether its inputs' head records were half read.
 
+:data:`COMPONENT_SEQUENCES` are named subpartition sequences, one or two per rule S1-S6 and the
+writer's W, that ``flipcheck flink component approximate-recovery`` feeds to the model, the
+reference engine and Flink's own ``PipelinedApproximateSubpartition`` alike
+(:mod:`~flipcheck.properties.approximate_recovery_trace_validation`).
+
 :func:`generate_case` picks a kind. :func:`subpartition_machine` is the stateful hypothesis
 machine (engine next to the model, every property as an invariant).
 
@@ -31,6 +36,7 @@ True
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from flipcheck.model import approximate_recovery as spec
@@ -38,13 +44,14 @@ from flipcheck.model.jobgraph import JobGraph
 from flipcheck.properties.approximate_recovery_explore import SubpartitionBounds, env_after, ExploreEnv, subpartition_events
 from flipcheck.properties import approximate_recovery_properties as props
 
-from .choices import Chooser, HypothesisChooser, choice
+from .choices import Chooser, HypothesisChooser, SeededChooser, choice
 from .job_graphs import generate_topology
 
 __all__ = [
     "KINDS", "FailoverCase", "SubpartitionCase", "BarrierCase", "DataflowCase",
     "generate_failover", "generate_subpartition", "generate_barrier", "generate_dataflow", "generate_case",
     "failure_state", "cases", "subpartition_machine", "QUICK",
+    "ComponentSequence", "COMPONENT_SEQUENCES", "generated_sequence", "component_sequences", "sequence_named",
 ]
 
 KINDS = ("failover", "subpartition", "barriers", "dataflow")
@@ -137,6 +144,93 @@ def failure_state(case: DataflowCase) -> tuple[spec.Dataflow, spec.Flow, frozens
     partial = frozenset(c for c in flow.inputs[case.failed]
                         if case.half_read and state.channels[c] and state.channels[c][0] != spec.BARRIER_ITEM)
     return flow, state, frozenset({case.failed}), partial
+
+
+class ComponentSequence(NamedTuple):
+    """A named event sequence for one subpartition (the model's events, :mod:`..model.approximate_recovery`
+    part 2): ``rules`` are the model's rules it exercises, ``shows`` what a reader should see."""
+
+    name: str
+    capacity: int
+    events: tuple
+    rules: tuple
+    shows: str
+
+
+def _sequence(name: str, capacity: int, rules: str, shows: str, *events) -> ComponentSequence:
+    return ComponentSequence(name, capacity, tuple(events), tuple(rules.split()), shows)
+
+
+E, B, C, R, P, U = spec.emit, spec.barrier_event, spec.connect, spec.release_view, spec.poll, spec.resume
+
+# Every sequence stays inside the consumer's contract as Flink's network stack keeps it: only the
+# live view polls, a view resumes only after its own aligned barrier, nothing is written after
+# the partition is released. Streams stay under 256 bytes (the harness writes offsets as bytes).
+COMPONENT_SEQUENCES: tuple[ComponentSequence, ...] = (
+    _sequence("record-spanning-buffers", 2, "W S6",
+              "a record of 5 bytes fills three buffers of 2; the next record completes the third",
+              E(5), E(1), C(0), P(0), P(0), P(0), P(0)),
+    _sequence("reconnect-mid-record", 4, "S1 S4 S5",
+              "the old reader took bytes 0..4 of a 6-byte record; the new one starts at the next record",
+              E(6), C(0), P(0), R(0), E(2), C(1), P(1), P(1)),
+    _sequence("reconnect-mid-long-record", 2, "S4 W",
+              "the rest of a 7-byte record fills two whole buffers and part of a third: all of it is skipped",
+              E(7), E(2), C(0), P(0), R(0), C(1), P(1), P(1), P(1)),
+    _sequence("reconnect-at-record-boundary", 4, "S4",
+              "the old reader ended on a record boundary: nothing is dropped",
+              E(2), E(2), C(0), P(0), R(0), E(3), C(1), P(1), P(1)),
+    _sequence("first-view-cleans-nothing", 2, "S4 S5",
+              "the first view of a subpartition reads from byte 0 (only a reconnect cleans)",
+              E(3), E(1), C(0), P(0), P(0), P(0)),
+    _sequence("newer-attempt-replaces-view", 2, "S1 S3",
+              "a newer attempt's request releases the live view, not the partition; the old view reads nothing",
+              C(0), E(1), C(1), P(0), P(1), P(1)),
+    _sequence("sequence-numbers-restart", 2, "S5 S6",
+              "each view numbers its buffers from 0",
+              E(2), E(2), C(0), P(0), P(0), C(1), E(2), P(1), P(1)),
+    _sequence("aligned-barrier-blocks-until-resume", 4, "S6",
+              "an aligned barrier blocks the subpartition until its reader resumes",
+              E(1), B(True), E(1), C(0), P(0), P(0), P(0), U(0), P(0)),
+    _sequence("at-least-once-barrier-does-not-block", 4, "S6",
+              "an at-least-once barrier is delivered and blocks nothing",
+              E(1), B(False), E(1), C(0), P(0), P(0), P(0), P(0)),
+    _sequence("reconnect-unblocks", 4, "S5 S6",
+              "the old reader was aligning (blocked by its barrier) when it failed: the new view is not blocked",
+              E(1), B(True), E(2), C(0), P(0), P(0), P(0), R(0), C(1), P(1), P(1)),
+    _sequence("reconnect-before-queued-barrier", 2, "S4 S6",
+              "the partial record before a queued barrier is dropped; the barrier reaches the new reader first",
+              E(3), B(True), E(1), C(0), P(0), R(0), C(1), P(1), P(1), U(1), P(1)),
+    _sequence("zombie-connects-late", 2, "S1 S2",
+              "an older attempt's request arrives after the newer attempt's view exists",
+              E(3), C(1), C(0), P(1), P(0), P(1)),
+    _sequence("release-partition", 2, "S3",
+              "releasing a view keeps the partition; releasing the partition releases the view and refuses new ones",
+              C(0), E(2), R(0), C(1), P(1), spec.release_partition(), C(2), P(1)),
+)
+del E, B, C, R, P, U
+_GENERATED = re.compile(r"generated-([0-9]{1,18})-([0-9]{1,9})")
+
+
+def generated_sequence(seed: int, index: int) -> ComponentSequence:
+    """The ``index``-th sequence of ``seed``, drawn as :func:`generate_subpartition` draws (the
+    environment of the model: zombies, releases, polls by the live view), named so that
+    :func:`sequence_named` regenerates it."""
+    case = generate_subpartition(SeededChooser.for_case(f"component-{seed}", index))
+    return ComponentSequence(f"generated-{seed}-{index}", case.capacity, case.events, (), "a generated sequence")
+
+
+def component_sequences(cases: int = 0, seed: int = 0) -> list[ComponentSequence]:
+    """:data:`COMPONENT_SEQUENCES`, then ``cases`` generated ones of ``seed``."""
+    return list(COMPONENT_SEQUENCES) + [generated_sequence(seed, i) for i in range(cases)]
+
+
+def sequence_named(name: str) -> ComponentSequence | None:
+    """The named sequence, or the generated one a ``generated-SEED-INDEX`` name stands for; None otherwise."""
+    for sequence in COMPONENT_SEQUENCES:
+        if sequence.name == name:
+            return sequence
+    found = _GENERATED.fullmatch(name)
+    return generated_sequence(int(found.group(1)), int(found.group(2))) if found else None
 
 
 _GENERATORS = {"failover": generate_failover, "subpartition": generate_subpartition,

@@ -28,6 +28,10 @@ Real Flink, started by flipcheck:
   flipcheck flink releases [--json]           the Flink releases installed, and those installable
   flipcheck flink matrix --out DIR            catalogued Flink bugs re-enacted on real releases,
                                               compared with JIRA's fix versions (see matrix --help)
+  flipcheck flink component approximate-recovery
+                                              Flink's own approximate subpartition (FLIP-135),
+                                              driven through the model's sequences without a job
+                                              (see component approximate-recovery --help)
 
 It needs a JDK (java and javac, 17 or later) and Flink's jars: by default the flink extra's
 (pip install 'flipcheck[flink]', apache-flink-libraries 2.3.0, about 330 MB; `make install`
@@ -164,9 +168,10 @@ def configure(parser) -> None:
                                           description=RELEASES_DESCRIPTION, epilog=RELEASES_EPILOG,
                                           formatter_class=argparse.RawDescriptionHelpFormatter)
     releases_parser.add_argument("--json", action="store_true", help="one JSON object")
-    from flipcheck.cli import flink_matrix
+    from flipcheck.cli import flink_component, flink_matrix
 
     flink_matrix.configure(commands)
+    flink_component.configure(commands, add_release_options)
 
 
 def summary_line(result) -> str:
@@ -210,6 +215,10 @@ def run(args) -> int:
         from flipcheck.cli import flink_matrix
 
         return flink_matrix.run(args)
+    if args.flink_command == "component":
+        from flipcheck.cli import flink_component
+
+        return flink_component.run(args, chosen_release)
 
     from flipcheck.cli.types import check_output_dir, one_line
     from flipcheck.errors import InputError

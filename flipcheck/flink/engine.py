@@ -19,7 +19,8 @@ stores the REST plan, and waits for the job to end. Everything lands in the outp
 The compiled classes are cached under ``$XDG_CACHE_HOME/flipcheck`` (default ``~/.cache/flipcheck``)
 in a directory named for the Flink version and the hash of the Java sources (and of the
 flink-dist jar's name, size and time); a compile goes into a
-temporary directory first and is renamed into place, so two processes may compile at once.
+temporary directory first and is renamed into place, so two processes may compile at once
+(:func:`compile_classes`, which the component harnesses of :mod:`flipcheck.flink.component` use too).
 
 Records follow the model (:class:`flipcheck.model.protocol.Job`, J1): every subtask of a source
 emits ``records`` ids (the vertex's ``"records"``, or the default), numbered from 0 in the model's
@@ -47,6 +48,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import Callable
 
 from flipcheck.errors import UsageError
 from flipcheck.flink.releases import FLINK_DISTRIBUTION, FlinkInstall, cache_root, dist_jar, parse_version, resolve_flink
@@ -76,6 +78,7 @@ __all__ = [
     "cache_root",
     "adapters",
     "java_sources",
+    "compile_classes",
     "compile_job",
     "flink_configuration",
     "roles",
@@ -234,9 +237,13 @@ def _release_sources(sources: list[Path], version: str, scratch: Path) -> list[P
     return [copy] + sources[1:]
 
 
-def compile_job(javac: str, version: str, lib: Path) -> tuple[Path, float]:
-    """``(classes directory, seconds spent compiling)``; 0 seconds when the cache had them."""
-    sources = java_sources(version)
+def compile_classes(javac: str, version: str, lib: Path, sources: list[Path], mark: str,
+                    prepare: Callable[[list[Path], Path], list[Path]] | None = None) -> tuple[Path, float]:
+    """Compile ``sources`` against the jars in ``lib`` into the cache: ``(classes directory,
+    seconds spent compiling)``, 0 seconds when the cache had them. ``mark`` is a class file (path
+    under the classes directory) that only a complete compile leaves; ``prepare(sources, scratch)``
+    may rewrite sources into ``scratch/src`` first (removed afterwards). Shared by the job builder
+    and the component harnesses (:mod:`flipcheck.flink.component`)."""
     digest = hashlib.sha256()
     for path in sources:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
@@ -247,33 +254,39 @@ def compile_job(javac: str, version: str, lib: Path) -> tuple[Path, float]:
         digest.update(f"{jar.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     key = f"flink-{version}-{digest.hexdigest()[:16]}"
     target = cache_root() / key
-    if (target / _COMPILED).is_file():
+    if (target / mark).is_file():
         return target, 0.0
     started = time.perf_counter()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=target.parent))
     except OSError as error:
-        raise UsageError(f"cannot write the compiled job to {target.parent} ({error.strerror or error}): "
+        raise UsageError(f"cannot write the compiled classes to {target.parent} ({error.strerror or error}): "
                          "set XDG_CACHE_HOME to a writable directory") from None
     try:
-        sources = _release_sources(sources, version, scratch)
+        compiled = prepare(sources, scratch) if prepare is not None else sources
         done = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-cp", str(lib / "*"), "-d", str(scratch)]
-                              + [str(path) for path in sources], capture_output=True, text=True)
+                              + [str(path) for path in compiled], capture_output=True, text=True)
         if done.returncode != 0:
             errors = [line for line in done.stderr.splitlines() if "error" in line] or done.stderr.splitlines()
-            raise FlinkRunError(f"javac could not compile {JAVA_SOURCE.name} against Flink {version}: "
+            raise FlinkRunError(f"javac could not compile {sources[0].name} against Flink {version}: "
                                 f"{(errors or ['no output'])[0]}")
         shutil.rmtree(scratch / "src", ignore_errors=True)
         try:
             os.rename(scratch, target)
         except OSError:
-            if not (target / _COMPILED).is_file():
+            if not (target / mark).is_file():
                 raise
             # Another process compiled the same source meanwhile: use its classes.
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return target, time.perf_counter() - started
+
+
+def compile_job(javac: str, version: str, lib: Path) -> tuple[Path, float]:
+    """The job builder's classes for ``version`` (:func:`compile_classes`)."""
+    return compile_classes(javac, version, lib, java_sources(version), _COMPILED,
+                           lambda sources, scratch: _release_sources(sources, version, scratch))
 
 
 # -- graph -> job spec ----------------------------------------------------------------------
