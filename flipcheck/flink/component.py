@@ -2,7 +2,7 @@
 
 Approximate local recovery cannot start a job on any release flipcheck runs (1.14 to 2.3): the
 pipelined-region scheduler rejects the switch (``DefaultSchedulerComponents.createSchedulerComponents``,
-recovery facts §1.1). So ``flipcheck flink component approximate-recovery`` checks the component
+recovery facts §1.1, §1.8). So ``flipcheck flink component approximate-recovery`` checks the component
 instead of a run. :func:`run_component` compiles the harness
 ``java/component/org/apache/flink/runtime/io/network/partition/FlipcheckApproximateHarness.java``
 against a release's jars (:func:`flipcheck.flink.engine.compile_classes`, the job builder's

@@ -3,7 +3,8 @@
 // the writer in front of it (PipelinedResultPartition, i.e. BufferWritingResultPartition#emitRecord
 // and #broadcastEvent) through the event sequences of model/approximate_recovery.py, and prints
 // what each step did as JSON lines. It runs no job: the approximate-recovery switch cannot start a
-// job on Flink 1.14-2.3 (docs/approximate-recovery.md, "Flink's component").
+// job on Flink 1.14-2.3 (docs/approximate-recovery.md, "Flink's component"). What it relies on in
+// Flink's classes is docs/reference/recovery-facts.md §1.8.
 //
 // It lives in Flink's package because the subpartition's constructor is package-private; it is
 // compiled by flipcheck/flink/engine.py against a release's jars (nothing in Flink is changed).
