@@ -160,9 +160,16 @@ def run(args, chosen_release: Callable) -> int:
         raise UsageError("--observations judges a stored transcript: it takes no --flink or --flink-home")
     if args.observations is not None and args.cases:
         raise UsageError("--observations judges the sequences its transcript names: it takes no --cases")
+    if args.observations is not None and args.save is not None:
+        raise UsageError("--save keeps the transcript of a JVM run: with --observations there is none")
+    if args.save is not None:
+        try:  # before the run, so that an unwritable FILE costs no JVM
+            open(args.save, "a", encoding="utf-8").close()
+        except OSError as error:
+            raise UsageError(f"--save {args.save}: {error.strerror or error}") from None
     flink = None
     if args.observations is not None:
-        transcript, text = _read_observations(args.observations), None
+        transcript = _read_observations(args.observations)
         sequences = _sequences_of(transcript, args.observations)
         timing = "a stored transcript"
     else:
@@ -175,14 +182,11 @@ def run(args, chosen_release: Callable) -> int:
         except FlinkRunError as error:
             sys.stderr.write(one_line(f"flipcheck flink component approximate-recovery: {error}") + "\n")
             return 1
-        transcript, text = ran.transcript, ran.text
+        transcript = ran.transcript
         timing = f"one JVM, {ran.seconds:.1f} s" + (f", javac {ran.compile_seconds:.1f} s" if ran.compile_seconds else "")
-    if args.save is not None and text is not None:
-        try:
+        if args.save is not None:
             with open(args.save, "w", encoding="utf-8") as handle:
-                handle.write(text)
-        except OSError as error:
-            raise UsageError(f"--save {args.save}: {error.strerror or error}") from None
+                handle.write(ran.text)
     verdicts = validation.validate_sequences(sequences, transcript.steps, args.variant)
     rows = []
     for sequence, verdict in zip(sequences, verdicts):

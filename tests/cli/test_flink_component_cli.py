@@ -91,6 +91,10 @@ def test_bad_options_and_transcripts_are_one_line_exit_2(capsys, tmp_path):
     _one_line_exit_2(capsys, "--observations", str(FIXTURE), "--flink", "2.3.0", fragment="takes no --flink")
     _one_line_exit_2(capsys, "--observations", str(FIXTURE), "--cases", "3", fragment="takes no --cases")
     _one_line_exit_2(capsys, "--cases", "5001", fragment="--cases")
+    _one_line_exit_2(capsys, "--observations", str(FIXTURE), "--save", str(tmp_path / "t.jsonl"), fragment="--save")
+    _one_line_exit_2(capsys, "--save", str(tmp_path / "no" / "such" / "t.jsonl"), fragment="--save")
+    _one_line_exit_2(capsys, "--flink", "9.9.9", fragment="--flink 9.9.9")
+    _one_line_exit_2(capsys, "--flink-home", str(tmp_path / "nonexistent"), fragment="--flink-home")
     _one_line_exit_2(capsys, "--observations", str(tmp_path / "missing.jsonl"), fragment="cannot read it")
     bad = tmp_path / "bad.jsonl"
     bad.write_text(FIXTURE.read_text().replace('"step": 2,', '"step": 9,', 1))
@@ -110,3 +114,27 @@ def test_a_mangled_transcript_never_crashes(capsys, tmp_path, cut, junk):
     code, _, err = _run(capsys, "--observations", str(path))
     assert code in (0, 1, 2), err
     assert code != 2 or len(err.splitlines()) == 1, err
+
+
+def _examples_without_a_jvm():
+    """The --help examples that judge the stored transcript: (argv, documented exit code)."""
+    from flipcheck.cli.flink_component import AR_EPILOG
+
+    lines = AR_EPILOG.split("examples:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    examples = []
+    for line in lines:
+        if line.strip().startswith("flipcheck "):
+            command, _, comment = line.strip().partition("  ")
+            examples.append([command.split()[1:], comment])
+        elif examples:
+            examples[-1][1] += " " + line.strip()
+    return [(argv, 1 if "exit 1" in comment else 0) for argv, comment in examples if "--observations" in argv]
+
+
+def test_the_help_examples_that_judge_the_stored_transcript_exit_as_documented(capsys, monkeypatch):
+    examples = _examples_without_a_jvm()
+    assert [code for _, code in examples] == [0, 1]
+    monkeypatch.chdir(FIXTURE.parents[3])
+    for argv, documented in examples:
+        assert main(argv) == documented, argv
+    capsys.readouterr()
