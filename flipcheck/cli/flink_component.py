@@ -183,7 +183,8 @@ def run(args, chosen_release: Callable) -> int:
             sys.stderr.write(one_line(f"flipcheck flink component approximate-recovery: {error}") + "\n")
             return 1
         transcript = ran.transcript
-        timing = f"one JVM, {ran.seconds:.1f} s" + (f", javac {ran.compile_seconds:.1f} s" if ran.compile_seconds else "")
+        javac = f", javac {ran.compile_seconds:.1f} s" if ran.compile_seconds else ""
+        timing = f"one JVM, {ran.seconds:.1f} s{javac}"
         if args.save is not None:
             with open(args.save, "w", encoding="utf-8") as handle:
                 handle.write(ran.text)
@@ -212,9 +213,11 @@ def run(args, chosen_release: Callable) -> int:
 
 
 def _step_line(sequence, step: int, model, other, who: str) -> str:
-    event = " ".join(str(v) for v in sequence.events[step]) if step < len(sequence.events) else "(none)"
+    """``step N `EVENT`: model [...], WHO [...]``; a step past either side's end says so."""
+    event = " ".join(str(v) for v in sequence.events[step]) if step < len(sequence.events) else "(no such event)"
+    ours = _text(model[step]) if step < len(model) else "nothing (the sequence has ended)"
     theirs = _text(other[step]) if step < len(other) else "nothing (missing)"
-    return f"step {step + 1} `{event}`: model {_text(model[step])}, {who} {theirs}"
+    return f"step {step + 1} `{event}`: model {ours}, {who} {theirs}"
 
 
 def _print_text(rows, sequences, version, flink, timing, counts, engine_differs, variant, ok) -> None:
@@ -232,7 +235,8 @@ def _print_text(rows, sequences, version, flink, timing, counts, engine_differs,
         if row["step"] is not None:
             print(f"           {_step_line(sequence, row['step'] - 1, row['model'], row['observed'], 'Flink')}")
             if row["verdict"] == "known":
-                print(f"           as {SHIPPED_VARIANT} predicts; Flink breaks {', '.join(row['properties'])} "
+                broken = f"; Flink breaks {', '.join(row['properties'])}" if row["properties"] else ""
+                print(f"           as {SHIPPED_VARIANT} predicts{broken} "
                       "(docs/approximate-recovery.md, \"Flink's component\")")
         if row["engine_step"] is not None:
             line = _step_line(sequence, row["engine_step"] - 1, row["model"], row["engine"], f"engine {variant}")

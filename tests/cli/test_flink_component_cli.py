@@ -64,6 +64,14 @@ def test_a_changed_observation_is_a_difference_and_exit_1(capsys, tmp_path):
     assert "DIFFERENCE" in out.splitlines()[-1]
 
 
+def test_a_step_past_the_end_of_a_sequence_is_a_difference(capsys, tmp_path):
+    path = tmp_path / "longer.jsonl"
+    path.write_text(FIXTURE.read_text() + '{"sequence": "release-partition", "step": 9, "out": [["none", 1]]}\n')
+    code, out, _ = _run(capsys, "--observations", str(path))
+    assert code == 1
+    assert "step 9 `(no such event)`: model nothing (the sequence has ended), Flink [none 1]" in out
+
+
 def test_a_buggy_reference_engine_is_a_difference_and_exit_1(capsys):
     code, out, _ = _run(capsys, "--observations", str(FIXTURE), "--variant", "cleanup-first-buffer-only")
     assert code == 1
