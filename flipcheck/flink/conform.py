@@ -421,11 +421,9 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     budget = budget or DEFAULT_BUDGET
     if not all(c.ok for c in cheap):
         budget = min(budget, REJECTED_BUDGET)
-    options = {"budget": budget}
-    if progress is not None:
-        options["progress"] = lambda i: progress(i, len(observations))
     verdict = validate(job, observations, visible=sorted(visible & set(KINDS)), hidden=hidden,
-                       plans_from=plans_from(observed), **options)
+                       plans_from=plans_from(observed), budget=budget, progress=progress,
+                       where=lambda j: f"{observed[j][1].file}:{observed[j][1].line}")
     first = None
     if verdict.first_unexplained is not None:
         o, e = observed[verdict.first_unexplained]

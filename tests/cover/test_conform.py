@@ -307,3 +307,91 @@ def test_a_trigger_before_the_jobmanager_handles_a_failure_leaves_the_used_up_id
     assert "1 id used up by failovers" in ids.detail
     before = ids_check(result.observations)  # no reading: the failover counts from its first line
     assert not before.ok and "checkpoint 5 triggered after 3" in before.detail
+
+
+def _move_finishing_lines(run: Path, out: Path, task: str, before: str, *, drop_stream_task_lines=False) -> list[int]:
+    """Copy ``run`` to ``out`` with the source ``task``'s closing line (``Finished operators``,
+    when kept) and its TaskManager FINISHED line moved, in Flink's order, to just before the
+    first line containing ``before``; their new line numbers. ``drop_stream_task_lines``: the
+    log of a cluster without StreamTask DEBUG (no snapshot, end-of-input or closing lines)."""
+    shutil.copytree(run, out)
+    lines = (out / "flink.log").read_text().splitlines(keepends=True)
+    if drop_stream_task_lines:
+        lines = [line for line in lines if "runtime.tasks.StreamTask " not in line]
+    finishing = [i for i, line in enumerate(lines)
+                 if f"Finished operators for task Source: {task}" in line
+                 or " org.apache.flink.runtime.taskmanager.Task " in line and f"Source: {task} (" in line
+                 and line.rstrip().endswith("RUNNING to FINISHED.")]
+    moved = [lines[i] for i in finishing]
+    for i in reversed(finishing):
+        del lines[i]
+    at = next(i for i, line in enumerate(lines) if before in line)
+    stamp = lines[at][:23]   # keep the file's time order: the moved lines take the next line's time
+    lines[at:at] = [stamp + line[23:] for line in moved]
+    (out / "flink.log").write_text("".join(lines))
+    return [at + 1 + k for k in range(len(moved))]
+
+
+def test_a_source_finishing_before_its_final_checkpoint_is_reported_where_it_finishes(tmp_path):
+    """Issue 24: a source that closes and switches to FINISHED right after its end of input,
+    before its final checkpoint 5 completed. Its log still shows it taking checkpoint 5's and 6's
+    snapshots afterwards; the report used to name that symptom (a snapshot line 56 lines later)
+    instead of the line where the source finished."""
+    moved = _move_finishing_lines(RUNS / "chain-closing-decline", tmp_path / "run", "src (1/2)#0",
+                                  "Finished task Source: src (2/2)#0")
+    result = _conform(tmp_path / "run")
+    first = result.first_unexplained
+    assert not result.conforms and first["line"] == moved[0], first
+    assert first["event"].startswith("operators-finished") and "Source: src (1/2)#0" in first["event"]
+    assert first["why"].startswith("J7: source-src-f362c8[0] ")
+
+
+def test_a_finished_line_is_reported_when_the_task_acknowledges_later(tmp_path):
+    """Without StreamTask DEBUG lines the TaskManager's FINISHED line is the finish. Moved before
+    the completion of the source's final checkpoint 5, it is the first line no behaviour explains:
+    the source still acknowledges checkpoint 6 afterwards, which the report names (it used to
+    name only that acknowledgement, 30 lines later, as the first unexplained line)."""
+    moved = _move_finishing_lines(RUNS / "chain-closing-decline", tmp_path / "run", "src (1/2)#0",
+                                  "Completed checkpoint 5 for", drop_stream_task_lines=True)
+    result = _conform(tmp_path / "run")
+    first = result.first_unexplained
+    assert not result.conforms and first["line"] == moved[0], first
+    assert first["event"].startswith("task-state") and first["event"].endswith("RUNNING to FINISHED")
+    log = (tmp_path / "run" / "flink.log").read_text().splitlines()
+    assert first["why"].startswith("J7: source-src-f362c8[0] does not finish here: it still acknowledges checkpoint 6 "
+                                   "later (")
+    later = int(first["why"].split(" later (", 1)[1].split(")", 1)[0].rsplit(":", 1)[1])
+    assert later > moved[0] and "Received acknowledge message for checkpoint 6" in log[later - 1]
+
+
+def test_the_final_checkpoint_check_cannot_date_a_sources_end_of_data():
+    """docs/conformance.md used to say a source's final checkpoint must be acknowledged after its
+    end of data. Flink's StreamTask ends the data at END_OF_DATA and logs `Finished task` only at
+    END_OF_INPUT, with mails (a checkpoint) in between (flip147 facts §4.4): in this real run the
+    source performs checkpoint 2 before its `Finished task` line and finishes on it. A check that
+    read that line as the end of data would reject Flink as it runs; the check takes any
+    confirmed checkpoint the task acknowledged, and the model places the end of data."""
+    run = RUNS / "join-race"
+    log = (run / "flink.log").read_text().splitlines()
+    task = "Source: short (1/2)#0"
+    started = [n for n, line in enumerate(log, 1) if "Starting checkpoint" in line and line.endswith(f"on task {task}")]
+    input_ended = next(n for n, line in enumerate(log, 1) if line.endswith(f"Finished task {task}"))
+    finished = next(n for n, line in enumerate(log, 1) if f"- {task} (" in line and line.endswith("RUNNING to FINISHED."))
+    assert started and max(started) < input_ended < finished
+    assert "Starting checkpoint 2 " in log[max(started) - 1]
+    result = _conform(run)
+    check = next(c for c in result.checks if c.name == "final-checkpoint")
+    assert result.conforms and check.ok
+
+
+def test_the_final_checkpoint_check_needs_a_confirmed_checkpoint_since_the_restart(tmp_path):
+    """The restarted source closes and switches to FINISHED before any checkpoint was confirmed to
+    its new attempt (the old attempt's confirmations do not count): the check fails, naming the
+    line, and the model check reports the closing line before it."""
+    moved = _move_finishing_lines(RUNS / "join-failover", tmp_path / "run", "short (1/2)#1",
+                                  "Finished task Source: short (1/2)#1")
+    result = _conform(tmp_path / "run")
+    check = next(c for c in result.checks if c.name == "final-checkpoint")
+    assert not check.ok and check.detail == (f"source-short-df253d[0] switched to FINISHED ({tmp_path / 'run' / 'flink.log'}:"
+                                             f"{moved[1]}) before any checkpoint it acknowledged was confirmed to it")
+    assert result.first_unexplained["line"] == moved[0]
