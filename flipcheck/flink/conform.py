@@ -51,7 +51,8 @@ from flipcheck.flink.observations import observations_of
 from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph, JobVertex
 from flipcheck.model.protocol import Job
 from flipcheck.properties.protocol_trace_validation import DEFAULT_BUDGET, KINDS, Verdict, validate
-from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, protocol as protocol_named
+from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, protocol as protocol_named, protocol_class
+from flipcheck.reference_impl.user_variants import UserVariantError
 
 __all__ = ["Check", "Conformance", "RunDirectory", "Tasks", "conform", "conform_files", "model_job", "observations_of",
            "read_run_directory", "render_conformance", "plans_from", "ids_check", "vertex_names", "FLAG_KEYS", "REJECTED_BUDGET"]
@@ -398,11 +399,18 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
             flink_version: str | None = None) -> Conformance:
     """Validate the run the ``logs`` show against the model built from ``plan`` (and the
     ``run`` directory's flags and output); ``mode`` defaults to the run's, else aligned.
+    ``protocol``: a named protocol variant or a user's class spec (``FILE.py:CLASS``).
     ``flink_version`` (``1.14.6``): the release that wrote the logs (default: their banner's,
-    else the newest format, older ones where unambiguous)."""
+    else the newest format, older ones where unambiguous). ``progress`` gets the search's
+    :class:`~flipcheck.properties.protocol_trace_validation.SearchProgress` now and then."""
     mode = mode or (run.mode if run is not None else "aligned")
-    if protocol not in PROTOCOLS:
-        raise InputError("--protocol", f"unknown protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
+    try:
+        protocol_class(protocol)   # a named variant, or a user's class (FILE.py:CLASS, MODULE:CLASS)
+    except UserVariantError as error:
+        raise InputError("--protocol", str(error)) from None
+    except ValueError:
+        raise InputError("--protocol", f"unknown protocol {protocol!r} (known: {', '.join(PROTOCOLS)}, "
+                                       "or your own class as FILE.py:CLASS)") from None
     release = None
     if flink_version is not None:
         try:

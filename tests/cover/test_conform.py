@@ -395,3 +395,94 @@ def test_the_final_checkpoint_check_needs_a_confirmed_checkpoint_since_the_resta
     assert not check.ok and check.detail == (f"source-short-df253d[0] switched to FINISHED ({tmp_path / 'run' / 'flink.log'}:"
                                              f"{moved[1]}) before any checkpoint it acknowledged was confirmed to it")
     assert result.first_unexplained["line"] == moved[0]
+
+
+USER_PROTOCOLS = Path(__file__).resolve().parents[2] / "examples" / "user-project" / "src" / "my_checkpointing" / "protocols.py"
+
+
+def test_conform_takes_a_users_protocol_class(capsys, tmp_path, monkeypatch):
+    """Issue 24: `--protocol FILE.py:CLASS` was refused; it is loaded as explore's `--variant`."""
+    run = RUNS / "union-state"
+    argv = ["--plan", str(run / "plan.json"), str(run / "flink.log")]
+    assert main(["conform", "--protocol", f"{USER_PROTOCOLS}:ForwardPassTrigger", *argv]) == 0
+    assert "matched against the forward-pass-trigger model" in capsys.readouterr().out
+    # A relative spec, from the file's own folder, and the same health check as every loader.
+    (tmp_path / "typo.py").write_text("import flipcheck\n\n\nclass Typo(flipcheck.Protocol):\n"
+                                      "    wait_for_pending_checkpoint = False\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["conform", "--protocol", "typo.py:Typo", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("flipcheck: --protocol: ")
+    assert "did you mean wait_for_pending_checkpoints?" in err
+    assert main(["conform", "--protocol", "missing.py:Nope", *argv]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_a_long_conform_search_reports_progress(capsys, monkeypatch):
+    """A search longer than a few seconds says how far it is on stderr (issue 24: a rejected log
+    searched for 3 min 18 s without a line); the interval is shortened here, not waited for."""
+    from flipcheck.cli import conform as conform_cli
+    from flipcheck.properties import protocol_trace_validation
+
+    seen = []
+    monkeypatch.setattr(conform_cli, "PROGRESS_AFTER_SECONDS", 0.0)
+    real_validate = protocol_trace_validation.validate
+    monkeypatch.setattr("flipcheck.flink.conform.validate",
+                        lambda *a, **k: real_validate(*a, **{**k, "progress_every": 0.0,
+                                                             "progress": lambda p: (seen.append(p), k["progress"](p))}))
+    run = RUNS / "union-state"
+    assert main(["conform", "--plan", str(run / "plan.json"), str(run / "flink.log")]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and all(line.startswith("flipcheck conform: searching: ") for line in lines)
+    assert len(lines) == len(seen) and seen[-1].states <= 3_829 and seen[-1].total == 170
+    assert [p.states for p in seen] == sorted(p.states for p in seen)
+
+
+def test_a_failed_cheap_check_bounds_the_search_hard(tmp_path, monkeypatch):
+    """Issue 24: with "Completed checkpoint 3" logged twice, ids-in-order failed at once but the
+    search spent its whole 2,000,000-state budget (3 min 18 s). The duplicate is a line no
+    behaviour shows whatever came before, so the search stops there; and any failed cheap check
+    caps the search at REJECTED_BUDGET states."""
+    from flipcheck.flink import conform as conform_module
+
+    budgets = []
+    real_validate = conform_module.validate
+    monkeypatch.setattr(conform_module, "validate", lambda *a, **k: budgets.append(k["budget"]) or real_validate(*a, **k))
+    run = tmp_path / "run"
+    shutil.copytree(RUNS / "union-state", run)
+    lines = (run / "flink.log").read_text().splitlines(keepends=True)
+    completed = next(i for i, line in enumerate(lines) if "Completed checkpoint 3 for job" in line)
+    lines.insert(completed + 1, lines[completed])
+    (run / "flink.log").write_text("".join(lines))
+    result = _conform(run)
+    ids = next(c for c in result.checks if c.name == "ids-in-order")
+    assert not ids.ok and ids.detail.startswith(f"checkpoint 3 completed after 3 ({run / 'flink.log'}:{completed + 2})")
+    assert result.first_unexplained["line"] == completed + 2
+    assert "checkpoint 3 completed before, and ids only grow" in result.first_unexplained["why"]
+    assert budgets == [conform_module.REJECTED_BUDGET]
+    assert result.verdict.states < _states_to_accept("union-state")
+
+
+def test_log_lines_are_ordered_by_timestamp_whatever_order_the_files_come_in(tmp_path):
+    """docs/conformance.md, "How lines are ordered": files are merged by their lines' timestamps;
+    within one file its own order is kept, even where a timestamp goes back; lines of the same
+    millisecond in two files come in the order of the files' paths, so the order the files are
+    given in changes nothing."""
+    from flipcheck.flink.logs import read_logs
+
+    coordinator = "INFO  org.apache.flink.runtime.checkpoint.CheckpointCoordinator    [] - "
+    executor = "DEBUG org.apache.flink.runtime.taskexecutor.TaskExecutor           [] - "
+    attempt = "ee006e4c9483bc52fbcee486c529b757_f362c87ffabe89c8a91fa7d0a523ba6c_0_0"
+    jm = tmp_path / "b-jobmanager.log"
+    jm.write_text(f"2026-11-25 01:39:25,170 {coordinator}Triggering checkpoint 1 (type=CheckpointType{{name='Checkpoint', "
+                  "sharingFilesStrategy=FORWARD_BACKWARD}) @ 1795570765168 for job a110564d92c0e4e53cda788bc1b8b84f.\n"
+                  f"2026-11-25 01:39:25,287 {coordinator}Completed checkpoint 1 for job a110564d92c0e4e53cda788bc1b8b84f "
+                  "(1488 bytes, checkpointDuration=107 ms, finalizationTime=12 ms).\n"
+                  f"2026-11-25 01:39:25,286 {coordinator}Triggering checkpoint 2 (type=CheckpointType{{name='Checkpoint', "
+                  "sharingFilesStrategy=FORWARD_BACKWARD}) @ 1795570765286 for job a110564d92c0e4e53cda788bc1b8b84f.\n")
+    tm = tmp_path / "a-taskmanager.log"
+    tm.write_text(f"2026-11-25 01:39:25,170 {executor}Trigger checkpoint 1@1795570765168 for {attempt}.\n"
+                  f"2026-11-25 01:39:25,290 {executor}Trigger checkpoint 2@1795570765286 for {attempt}.\n")
+    orders = [[(Path(e.file).name, e.line) for e in read_logs([str(a), str(b)]).events] for a, b in ((jm, tm), (tm, jm))]
+    assert orders[0] == orders[1] == [("a-taskmanager.log", 1), ("b-jobmanager.log", 1), ("b-jobmanager.log", 2),
+                                      ("b-jobmanager.log", 3), ("a-taskmanager.log", 2)]
