@@ -486,3 +486,20 @@ def test_log_lines_are_ordered_by_timestamp_whatever_order_the_files_come_in(tmp
     orders = [[(Path(e.file).name, e.line) for e in read_logs([str(a), str(b)]).events] for a, b in ((jm, tm), (tm, jm))]
     assert orders[0] == orders[1] == [("a-taskmanager.log", 1), ("b-jobmanager.log", 1), ("b-jobmanager.log", 2),
                                       ("b-jobmanager.log", 3), ("a-taskmanager.log", 2)]
+
+
+def _stored_runs_table(text: str) -> list[str]:
+    """The rows of the stored-runs table (those naming a run in their first column)."""
+    return [line for line in text.splitlines() if line.startswith("| `")]
+
+
+def test_the_stored_runs_are_listed_where_the_docs_say():
+    """Issue 24: the fixtures folder had no README and its names did not match the docs. The
+    README's table is the docs' table, and both name every stored run folder, and only those."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "conformance.md").read_text()
+    section = docs.split("## Stored runs\n", 1)[1].split("\n## ", 1)[0]
+    in_docs = _stored_runs_table(section)
+    in_readme = _stored_runs_table((RUNS / "README.md").read_text())
+    assert in_docs == in_readme
+    named = [row.split("`", 2)[1] for row in in_docs]
+    assert named == sorted(p.name for p in RUNS.iterdir() if p.is_dir())
