@@ -72,7 +72,7 @@ from flipcheck.model.protocol.state import BARRIER, DATA, EOD, EOP
 from flipcheck.model.protocol.tasks import end_of_data, finish, may_finish, receive, receive_notification, receive_trigger_rpc
 
 __all__ = ["OWN_KINDS", "LAGGING_KINDS", "KINDS", "Verdict", "SearchProgress", "observe", "validate", "every_step", "replay_behaviour",
-           "model_label", "MAX_WAITING", "impossible_observation", "BACKTRACK_FLOOR"]
+           "model_label", "MAX_WAITING", "impossible_observation", "BACKTRACK_FLOOR", "shown_by_step"]
 
 OWN_KINDS = ("trigger", "trigger-task", "barrier", "ack", "notify", "reported", "failover", "failover-known", "closing")
 LAGGING_KINDS = ("decline", "completed", "failed", "finished", "ended", "snapshot")
@@ -713,6 +713,43 @@ def replay_behaviour(job: Job, labels: Sequence[tuple]) -> list:
     from flipcheck.properties.protocol_explore import replay
 
     return replay(job, labels, canonical_labels=False, steps_from=every_step)
+
+
+def shown_by_step(job: Job, steps: Sequence, observations: Sequence[tuple], explained_after: Sequence[int]) -> dict:
+    """Which observations each step of a behaviour shows: step (from 1) -> observation indices.
+    ``steps``: the behaviour replayed (:func:`replay_behaviour`); ``explained_after``: the
+    :class:`Verdict`'s. An observation belongs to the latest step before it was explained whose
+    own, lagging or optional observations match it (each match used once); an own line the
+    search read before its step (a trigger RPC whose snapshot line is the step, a closing line
+    before the finish) to the first such step after. A line read as logged but never delivered
+    (a notification or trigger RPC of a finished task) belongs to none.
+
+    >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
+    >>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), records=0,
+    ...           periodic_timer=True)
+    >>> run = [("trigger", 1), ("trigger-task", 0, 1), ("snapshot", 0, 1), ("ack", 0, 1)]
+    >>> verdict = validate(job, run)
+    >>> steps = replay_behaviour(job, verdict.behaviour)
+    >>> {step: [run[i] for i in shown] for step, shown in shown_by_step(job, steps, run, verdict.explained_after).items()}
+    {1: [('trigger', 1)], 2: [('trigger-task', 0, 1), ('snapshot', 0, 1)], 3: [('ack', 0, 1)]}
+    """
+    shows: list = []
+    before = initial_state(job)
+    for step in steps:
+        own, lagging, optional = observe(job, before, step.label, step.notes, step.state)
+        shows.append([o for o in ((own,) if own is not None else ()) + lagging + optional])
+        before = step.state
+    found: dict = {}
+    for i, taken in enumerate(explained_after):
+        taken = min(taken, len(steps))
+        later = range(taken, len(steps)) if observations[i][0] in OWN_KINDS else ()
+        for j in (*range(taken - 1, -1, -1), *later):
+            match = next((k for k, o in enumerate(shows[j]) if _matches(observations[i], o)), None)
+            if match is not None:
+                del shows[j][match]
+                found.setdefault(j + 1, []).append(i)
+                break
+    return {step: found[step] for step in sorted(found)}
 
 
 def _ready_to_close(job: Job, s: JobState, t: int) -> bool:
