@@ -53,8 +53,11 @@ examples:
 
 output: a summary, or with --json one object {"conforms", "events", "checkpoints",
   "first_unexplained": {"file", "line", "event", "why"} | null, "checks": [{"name", "ok",
-  "detail"}]}. --render draws the behaviour found as a sequence chart, up to the first event no
-  behaviour explains (outlined red).
+  "detail"}]}. The first unexplained event is the earliest log line that no behaviour explains
+  together with every line before it; a task that finishes too early is reported where it
+  finishes, and the why names the later line that shows it still running. --render draws the
+  behaviour found as a sequence chart up to that event (outlined red): one lane per Flink task,
+  each step with the log lines it explains.
 
 your own protocol: --protocol FILE.py:CLASS (or MODULE:CLASS) validates against your subclass of
   flipcheck.Protocol, loaded as explore's --variant loads it (a bad spec: exit 2, one line).
