@@ -59,8 +59,9 @@ J5/C5: no acknowledgement of checkpoint 1 by src[0] is on its way (it has taken 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from flipcheck.model.protocol import FINISHED, RUNNING, END_OF_DATA, Job, JobState, initial_state, successors
 from flipcheck.model.protocol.coordinator import (
@@ -70,14 +71,19 @@ from flipcheck.model.protocol.failover import failover
 from flipcheck.model.protocol.state import BARRIER, DATA, EOD, EOP
 from flipcheck.model.protocol.tasks import end_of_data, finish, may_finish, receive, receive_notification, receive_trigger_rpc
 
-__all__ = ["OWN_KINDS", "LAGGING_KINDS", "KINDS", "Verdict", "observe", "validate", "every_step", "replay_behaviour",
-           "model_label", "MAX_WAITING", "impossible_observation", "BACKTRACK_FLOOR"]
+__all__ = ["OWN_KINDS", "LAGGING_KINDS", "KINDS", "Verdict", "SearchProgress", "observe", "validate", "every_step", "replay_behaviour",
+           "model_label", "MAX_WAITING", "impossible_observation", "BACKTRACK_FLOOR", "shown_by_step"]
 
 OWN_KINDS = ("trigger", "trigger-task", "barrier", "ack", "notify", "reported", "failover", "failover-known", "closing")
 LAGGING_KINDS = ("decline", "completed", "failed", "finished", "ended", "snapshot")
 # Lagging lines a task logs itself (or the decline it sends): a failover may cut them off.
 _CANCELLED_WITH_THE_TASK = ("decline", "finished", "ended", "snapshot")
 KINDS = OWN_KINDS + LAGGING_KINDS
+# Lines about a task that only its running attempt writes (:meth:`_Search.finish_refuted_by`):
+# a step that finishes the task is refused while one of them is still to come.
+_RUNNING_KINDS = ("snapshot", "barrier", "ack", "closing", "ended")
+# Of those, the lines the task's own thread writes before its closing line (StreamTask.afterInvoke).
+_OWN_THREAD_KINDS = ("snapshot", "barrier", "ended")
 
 # Own observations whose line may come after the step: the coordinator logs an acknowledgement
 # when it processes it, and the task may meanwhile finish and send EndOfPartition downstream
@@ -115,7 +121,10 @@ BACKTRACK_FLOOR = 20_000
 class Verdict:
     """The outcome: ``conforms``; how many observations were ``explained`` (a prefix); the
     first one no behaviour explains (``first_unexplained``, an index) with ``why``; the
-    ``behaviour`` found (model step labels, silent ones included) up to the furthest point."""
+    ``behaviour`` found (model step labels, silent ones included) up to the furthest point, and
+    for each observation it explains how many of its steps had been taken then
+    (``explained_after``); ``evidence``: a later observation that rules the first unexplained
+    one out (a task finishing there that the log shows still running later), else None."""
 
     conforms: bool
     explained: int
@@ -124,6 +133,18 @@ class Verdict:
     behaviour: list = field(default_factory=list)
     states: int = 0
     exhausted_budget: bool = False
+    explained_after: list = field(default_factory=list)
+    evidence: int | None = None
+
+
+class SearchProgress(NamedTuple):
+    """How far a validation is, as :func:`validate` reports it to its ``progress`` callback."""
+
+    explained: int      # observations explained so far
+    total: int          # observations in all
+    states: int         # states searched so far
+    frontier: int       # nodes explaining the prefix so far
+    seconds: float      # since the search started
 
 
 def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobState) -> tuple:
@@ -245,6 +266,9 @@ class _Search:
         self.job, self.observations, self.visible, self.hidden = job, observations, visible, hidden
         self.depth, self.budget, self.window = depth, budget, window
         self.states = 0
+        self.at, self.frontier_size = 0, 1          # the observation being explained, from how many nodes
+        self.progress, self.progress_every = None, 2.0
+        self.started = self.next_report = time.monotonic()
         # Observation i -> the triggers logged later whose plan may already be computed before it.
         self.early_triggers: dict = {}
         for j, o in enumerate(observations):
@@ -257,6 +281,12 @@ class _Search:
         for i, o in enumerate(observations):
             if o[0] in LAGGING_KINDS or o[0] in _EARLY_KINDS or o[0] == "closing" or o == ("failover",):
                 self.positions.setdefault(o, []).append(i)
+        # Per task, where its lines that only a running attempt writes are (see finish_refuted_by).
+        self.running_lines: dict = {}
+        for i, o in enumerate(observations):
+            if o[0] in _RUNNING_KINDS:
+                self.running_lines.setdefault(o[1], []).append(i)
+        self.failovers = self.positions.get(("failover",), [])
 
     def never(self, node: tuple, i: int, start: int) -> bool:
         """Whether no state reachable from ``node``, the frontier of observation ``start``, shows
@@ -283,6 +313,40 @@ class _Search:
             t, k = o[1], o[2]
             return c.last_id > k or c.last_id == k and (p is None or p.id != k or bool(p.acked >> t & 1))
         return False
+
+    def finish_refuted_by(self, node: tuple, t: int, i: int) -> int | None:
+        """The first observation from ``i`` on, before the next failover, that task ``t`` could not
+        show if it finished (or closed its mailbox) now in ``node``, or None. A finished task takes
+        no snapshot, receives no barrier and ends nothing any more, and acknowledges only the
+        snapshots it already took: a snapshot, end-of-input, closing or acknowledgement line of
+        ``t`` that no step taken owes (nor an acknowledgement on its way), or a barrier of a
+        checkpoint not yet triggered, shows it still running. A line the task's own thread writes (snapshot, barrier, end of
+        input) after its closing line does too, owed or not: one thread writes them in order
+        (flip147 facts §4.4). Lines of the next attempt follow the failover's line."""
+        s, waiting, optional, _ = node
+        until = next((f for f in self.failovers if f >= i), len(self.observations))
+        since = max((f for f in self.failovers if f < i), default=-1)
+        closed_at = max((p for p in self.positions.get(("closing", t), ()) if since < p < until), default=until)
+        last_id = s.coordinator.last_id
+        ts = s.tasks[t]
+        on_its_way = {k for k, _ in ts.outbox} | ({ts.snapshot[0]} if ts.snapshot is not None else set())
+        for j in self.running_lines.get(t, ()):
+            if j < i:
+                continue
+            if j >= until:
+                return None
+            o = self.observations[j]
+            if o[0] in _OWN_THREAD_KINDS and j > closed_at:
+                return j
+            if o[0] == "barrier":
+                if o[-1] > last_id:   # (a barrier of an aborted checkpoint may be logged vacuously)
+                    return j
+            elif o[0] == "ack":
+                if o not in waiting and o[2] not in on_its_way:
+                    return j
+            elif _remove(waiting, o) is None and _remove(optional, o) is None:
+                return j
+        return None
 
     def _soon(self, lagging: tuple, i: int) -> bool:
         """Every lagging observation in ``lagging`` is logged within ``window`` observations from
@@ -324,6 +388,11 @@ class _Search:
             return None
         if waiting and self._before_closing_line(label, waiting):
             return None
+        if label[0] == "finish":
+            # Its own closing line is owed too while it waits (a decline logged first, see children).
+            owed = _add(waiting, lagging + ((own,) if own is not None else ()), self.shows)
+            if self.finish_refuted_by((nxt, owed, optional, closed), label[1], i) is not None:
+                return None
         if label == ("failover",):
             # The failover cancels every task: a line a task still owes (its snapshot, its end
             # of data, its switch to FINISHED, its decline) may never be logged, since the
@@ -384,7 +453,8 @@ class _Search:
                     # The RPC reached a closing or finished task (flip147 facts §4.3): it is
                     # declined, or fails, when the coordinator hears of it (the silent rpc step).
                     yield d, path, current
-                if o[0] == "closing" and s.tasks[o[1]].phase == END_OF_DATA and _ready_to_close(job, s, o[1]):
+                if (o[0] == "closing" and s.tasks[o[1]].phase == END_OF_DATA and _ready_to_close(job, s, o[1])
+                        and self.finish_refuted_by(current, o[1], i + 1) is None):
                     # J7 holds but for a checkpoint still pending: Flink closes the mailbox first
                     # and waits for it afterwards (flip147 facts §4.4); the model's finish follows.
                     yield d, path, (s, waiting, optional, closed | 1 << o[1])
@@ -406,7 +476,7 @@ class _Search:
                         continue
                     if after[1] not in seen:
                         seen.add(after[1])
-                        self.states += 1
+                        self.counted()
                         following.append((after[1], path + (label,)))
             layer = following
             if not layer:
@@ -444,29 +514,41 @@ class _Search:
         return node, tuple(steps)
 
     def expand(self, frontier: dict, i: int, lazy: bool) -> dict:
-        """The nodes explaining observation ``i`` from ``frontier`` (node -> behaviour). ``lazy``:
-        from each node only the ways with the fewest silent steps (a silent step that can wait,
-        waits); each node's eager variant (:meth:`eager`) is a node of its own."""
+        """The nodes explaining observation ``i`` from ``frontier`` (node -> ``(behaviour,
+        marks)``: the steps taken, and for each observation explained how many steps had been
+        taken then). ``lazy``: from each node only the ways with the fewest silent steps (a
+        silent step that can wait, waits); each node's eager variant (:meth:`eager`) is a node of
+        its own."""
+        self.at, self.frontier_size = i, len(frontier)
         found: dict = {}
         starts: dict = {}
-        for node, path in frontier.items():
-            starts.setdefault(node, path)
+        for node, (path, marks) in frontier.items():
+            starts.setdefault(node, (path, marks))
             # Whether a channel's EndOfData reached its task before a barrier on another
             # channel is a race the log rarely shows; try the task having received it too.
             eager, steps = self.eager(node, i)
-            starts.setdefault(eager, path + steps)
-        for node, path in starts.items():
+            starts.setdefault(eager, (path + steps, marks))
+        for node, (path, marks) in starts.items():
             best = None
             for d, steps, nxt in self.children(node, i):
                 if lazy and best is not None and d > best:
                     break
                 best = d
                 if nxt not in found:
-                    found[nxt] = path + steps
+                    found[nxt] = (path + steps, marks + (len(path) + len(steps),))
                 if len(found) >= MAX_FRONTIER or self.states > self.budget:
                     return found
         return found
-        return found
+
+    def counted(self) -> None:
+        """One more state searched: the progress report is due every ``progress_every`` seconds."""
+        self.states += 1
+        if self.progress is not None and not self.states & 1023:
+            now = time.monotonic()
+            if now >= self.next_report:
+                self.next_report = now + self.progress_every
+                self.progress(SearchProgress(self.at, len(self.observations), self.states, self.frontier_size,
+                                             now - self.started))
 
     def _silent_steps(self, s: JobState) -> Iterator[tuple]:
         return every_step(self.job, s)
@@ -475,23 +557,35 @@ class _Search:
 def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | None = None, hidden=(),
              depth: int = DEFAULT_DEPTH, budget: int = DEFAULT_BUDGET, window: int = DEFAULT_WINDOW,
              backtrack: int = DEFAULT_BACKTRACK, plans_from: Mapping[int, int] | None = None,
-             progress=None) -> Verdict:
+             progress: Callable[[SearchProgress], None] | None = None, progress_every: float = 2.0,
+             where: Callable[[int], str] | None = None) -> Verdict:
     """Whether ``observations`` (in log order) are what some behaviour of ``job`` shows.
     ``visible``: the observation kinds the log can show (default: every kind); steps whose
-    observation is of another kind, or a ``(kind, task)`` in ``hidden``, are silent. ``depth`` bounds the silent steps between two
-    observations, ``window`` how many observations later a lagging line may come, ``budget``
-    the states searched in all; ``progress(i)`` is called every 1,000 observations explained.
-    ``plans_from`` maps a trigger observation's index to the first observation its plan may
-    come before (a trigger's line follows its plan, flip147 facts §4.1 and §4.9); without it a
-    trigger's plan may come up to :data:`EARLY_TRIGGER` - 1 observations before its line.
+    observation is of another kind, or a ``(kind, task)`` in ``hidden``, are silent. ``depth``
+    bounds the silent steps between two observations, ``window`` how many observations later a
+    lagging line may come, ``budget`` the states searched in all. ``progress`` gets a
+    :class:`SearchProgress` every 1,000 observations explained and every ``progress_every``
+    seconds. ``plans_from`` maps a trigger observation's index to the first observation its
+    plan may come before (a trigger's line follows its plan, flip147 facts §4.1 and §4.9);
+    without it a trigger's plan may come up to :data:`EARLY_TRIGGER` - 1 observations before
+    its line. ``where(j)`` says where observation ``j`` was logged, for the why (default:
+    ``observation j``).
 
     The search is breadth-first over the observations and lazy: a silent step is taken only
     when the next observation needs it. When an observation cannot be explained, the last
     ``backtrack`` observations are explained again with every silent step taken as early as
-    it can be (every way, not only the lazy one)."""
+    it can be (every way, not only the lazy one).
+
+    The first unexplained observation is the first one that no behaviour found explains
+    together with every observation before it, where a behaviour must stay consistent with
+    the observations after it as far as they bind it: a lagging observation it owes comes
+    within ``window``, and a task it finishes shows nothing later that only a running task
+    shows (:meth:`_Search.finish_refuted_by`). Within the bounds, every observation before it
+    is explained by one behaviour, returned as ``behaviour``."""
     visible = frozenset(KINDS if visible is None else visible)
     search = _Search(job, observations, visible, frozenset(hidden), depth, budget, window, plans_from)
-    frontiers: list = [{(initial_state(job), (), (), 0): ()}]
+    search.progress, search.progress_every = progress, progress_every
+    frontiers: list = [{(initial_state(job), (), (), 0): ((), ())}]
     # An observation no behaviour shows, whatever came before: the search stops there.
     doomed, doom = (impossible_observation(observations) if "trigger" in visible else None) or (len(observations), "")
     i = 0
@@ -513,32 +607,59 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
                 back += 1
             stopped, search.budget = search.states > search.budget, budget
         if not following:
-            why = explain(job, [node[0] for node in frontiers[i]], observations[i])
+            why, evidence = _why_unexplained(search, frontiers[i], i, where or (lambda j: f"observation {j}"))
             if i == doomed:
                 why += f" ({doom})"
             if search.states > budget:
                 why += f" (search stopped after {search.states:,} states: the budget)"
             elif stopped:
                 why += f" (backtracking stopped after {search.states:,} states: as many as the search took to get here)"
-            return Verdict(False, i, i, why, list(next(iter(frontiers[i].values()))), search.states,
-                           search.states > budget or stopped)
+            path, marks = next(iter(frontiers[i].values()))
+            return Verdict(False, i, i, why, list(path), search.states, search.states > budget or stopped, list(marks),
+                           evidence)
         if len(frontiers) == i + 1:
             frontiers.append(following)
         else:
             frontiers[i + 1] = following   # a backtrack redid it
         if progress is not None and (i + 1) % 1_000 == 0:
-            progress(i + 1)
+            progress(SearchProgress(i + 1, len(observations), search.states, len(following),
+                                    time.monotonic() - search.started))
         if i >= backtrack:
             frontiers[i - backtrack] = {}
         i += 1
     frontier = frontiers[-1]
-    for node, path in frontier.items():
+    for node, (path, marks) in frontier.items():
         if not node[1] and not node[3]:
-            return Verdict(True, len(observations), behaviour=list(path), states=search.states)
+            return Verdict(True, len(observations), behaviour=list(path), states=search.states,
+                           explained_after=list(marks))
     waiting = sorted({w for node in frontier for w in node[1]})
     why = ("the log ends, yet every behaviour found still owes these lines: "
            + ", ".join(_describe(job, w) for w in waiting[:4]))
-    return Verdict(False, len(observations), None, why, list(next(iter(frontier.values()))), search.states)
+    path, marks = next(iter(frontier.values()))
+    return Verdict(False, len(observations), None, why, list(path), search.states, explained_after=list(marks))
+
+
+def _why_unexplained(search: _Search, frontier: dict, i: int, where: Callable[[int], str]) -> tuple[str, int | None]:
+    """Why no behaviour reaching ``frontier`` explains observation ``i``, and the later
+    observation that rules it out when it is a task finishing that the log shows running on."""
+    job, o = search.job, search.observations[i]
+    if o[0] in ("closing", "finished"):
+        for node in frontier:
+            if node[0].tasks[o[1]].phase != FINISHED:
+                later = search.finish_refuted_by(node, o[1], i + 1)
+                if later is not None:
+                    return (f"J7: {job.name(o[1])} does not finish here: it still "
+                            f"{_running_text(search.observations[later])} later ({where(later)})"), later
+    return explain(job, [node[0] for node in frontier], o), None
+
+
+def _running_text(o: tuple) -> str:
+    """What a line only a running task writes says it did (:data:`_RUNNING_KINDS`)."""
+    return {"snapshot": lambda: f"takes checkpoint {o[2]}'s snapshot",
+            "barrier": lambda: f"receives checkpoint {o[3]}'s barrier",
+            "ack": lambda: f"acknowledges checkpoint {o[2]}",
+            "closing": lambda: "closes",
+            "ended": lambda: "ends its input"}[o[0]]()
 
 
 def impossible_observation(observations: Sequence[tuple]) -> tuple[int, str] | None:
@@ -592,6 +713,43 @@ def replay_behaviour(job: Job, labels: Sequence[tuple]) -> list:
     from flipcheck.properties.protocol_explore import replay
 
     return replay(job, labels, canonical_labels=False, steps_from=every_step)
+
+
+def shown_by_step(job: Job, steps: Sequence, observations: Sequence[tuple], explained_after: Sequence[int]) -> dict:
+    """Which observations each step of a behaviour shows: step (from 1) -> observation indices.
+    ``steps``: the behaviour replayed (:func:`replay_behaviour`); ``explained_after``: the
+    :class:`Verdict`'s. An observation belongs to the latest step before it was explained whose
+    own, lagging or optional observations match it (each match used once); an own line the
+    search read before its step (a trigger RPC whose snapshot line is the step, a closing line
+    before the finish) to the first such step after. A line read as logged but never delivered
+    (a notification or trigger RPC of a finished task) belongs to none.
+
+    >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
+    >>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), records=0,
+    ...           periodic_timer=True)
+    >>> run = [("trigger", 1), ("trigger-task", 0, 1), ("snapshot", 0, 1), ("ack", 0, 1)]
+    >>> verdict = validate(job, run)
+    >>> steps = replay_behaviour(job, verdict.behaviour)
+    >>> {step: [run[i] for i in shown] for step, shown in shown_by_step(job, steps, run, verdict.explained_after).items()}
+    {1: [('trigger', 1)], 2: [('trigger-task', 0, 1), ('snapshot', 0, 1)], 3: [('ack', 0, 1)]}
+    """
+    shows: list = []
+    before = initial_state(job)
+    for step in steps:
+        own, lagging, optional = observe(job, before, step.label, step.notes, step.state)
+        shows.append([o for o in ((own,) if own is not None else ()) + lagging + optional])
+        before = step.state
+    found: dict = {}
+    for i, taken in enumerate(explained_after):
+        taken = min(taken, len(steps))
+        later = range(taken, len(steps)) if observations[i][0] in OWN_KINDS else ()
+        for j in (*range(taken - 1, -1, -1), *later):
+            match = next((k for k, o in enumerate(shows[j]) if _matches(observations[i], o)), None)
+            if match is not None:
+                del shows[j][match]
+                found.setdefault(j + 1, []).append(i)
+                break
+    return {step: found[step] for step in sorted(found)}
 
 
 def _ready_to_close(job: Job, s: JobState, t: int) -> bool:

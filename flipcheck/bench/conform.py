@@ -97,7 +97,7 @@ def bench_conform(lines: int = 100_000, keep: Path | None = None) -> tuple[objec
         parse = time.perf_counter() - started
         marks: list = []
         started = time.perf_counter()
-        verdict = conform_files(plan, [log], progress=lambda i, n: marks.append((i, n, time.perf_counter() - started)))
+        verdict = conform_files(plan, [log], progress=lambda p: marks.append((p.explained, p.total, time.perf_counter() - started)))
         total = time.perf_counter() - started
         n = len(verdict.observations)
         line_of = [e.line for _, e in verdict.observations]

@@ -10,6 +10,8 @@ DESCRIPTION = """\
 Read Flink's own logs of one job (JobManager and TaskManager files, Flink's default log4j layout,
 in any order) and the job's plan as the REST API gives it (GET /jobs/<id>/plan), and decide
 whether the run is a behaviour of flipcheck's whole-job model (model/protocol, FLIP-147).
+Lines are ordered by their timestamps: the files are merged by time, each file keeps its own
+order, and lines of the same millisecond come in the order of the files' paths.
 
 Trace validation, as in the TLA+ trace-validation work and CCF's CI: every checkpoint event the
 logs show (triggers, trigger RPCs, barriers, acknowledgements, declines, completions, failures,
@@ -44,13 +46,24 @@ examples:
   flipcheck conform --json --render behaviour.svg --plan tests/fixtures/flink_runs/union-state/plan.json tests/fixtures/flink_runs/union-state/flink.log
   flipcheck conform --plan plan.json log/flink-*-standalonesession-*.log log/flink-*-taskexecutor-*.log
                                           your cluster's logs (needs a running Flink job)
+  flipcheck conform --protocol examples/user-project/src/my_checkpointing/protocols.py:ForwardPassTrigger --plan tests/fixtures/flink_runs/union-state/plan.json tests/fixtures/flink_runs/union-state/flink.log
+                                          against your own subclass of flipcheck.Protocol: conforms
   flipcheck conform --flink-version 1.14.6 --plan tests/fixtures/flink_runs/release-1.14.6-chain/plan.json tests/fixtures/flink_runs/release-1.14.6-chain/flink.log
                                           a MiniCluster log of Flink 1.14.6 (no start-up banner)
 
 output: a summary, or with --json one object {"conforms", "events", "checkpoints",
   "first_unexplained": {"file", "line", "event", "why"} | null, "checks": [{"name", "ok",
-  "detail"}]}. --render draws the behaviour found as a sequence chart, up to the first event no
-  behaviour explains (outlined red).
+  "detail"}]}. The first unexplained event is the earliest log line that no behaviour explains
+  together with every line before it; a task that finishes too early is reported where it
+  finishes, and the why names the later line that shows it still running. --render draws the
+  behaviour found as a sequence chart up to that event (outlined red): one lane per Flink task,
+  each step with the log lines it explains.
+
+your own protocol: --protocol FILE.py:CLASS (or MODULE:CLASS) validates against your subclass of
+  flipcheck.Protocol, loaded as explore's --variant loads it (a bad spec: exit 2, one line).
+
+progress: a search running longer than a few seconds says how far it is on stderr every two
+  seconds (observations explained, states so far, states a second, frontier).
 
 exit codes: 0 the run conforms and every check holds; 1 it does not (the first unexplained event
   and the failing checks say why); 2 an unreadable log or plan, or a bad option (one line).
@@ -58,13 +71,15 @@ exit codes: 0 the run conforms and every check holds; 1 it does not (the first u
 
 
 def configure(parser) -> None:
-    from flipcheck.cli.types import bounded_int
+    from flipcheck.cli.types import bounded_int, variant
     from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS
 
     parser.add_argument("logs", nargs="+", metavar="LOG", help="Flink log files (JobManager and TaskManagers)")
     parser.add_argument("--plan", required=True, metavar="PLAN.json", help="the job's plan: GET /jobs/<id>/plan")
-    parser.add_argument("--protocol", default=CORRECT_PROTOCOL, choices=list(PROTOCOLS), metavar="NAME",
-                        help=f"protocol variant of the model (default: {CORRECT_PROTOCOL}; one of: {', '.join(PROTOCOLS)})")
+    parser.add_argument("--protocol", default=CORRECT_PROTOCOL, type=variant, metavar="NAME",
+                        help=f"protocol variant of the model (default: {CORRECT_PROTOCOL}; one of: {', '.join(PROTOCOLS)}), "
+                             "or your own subclass of flipcheck.Protocol as FILE.py:CLASS or MODULE:CLASS, as "
+                             "explore's --variant takes it")
     parser.add_argument("--mode", choices=("aligned", "unaligned", "at-least-once"),
                         help="checkpointing mode of the run (default: the flink run directory's, else aligned)")
     parser.add_argument("--flink-version", metavar="X.Y.Z",
@@ -76,11 +91,30 @@ def configure(parser) -> None:
                         help="model states the search may visit (default: 2,000,000)")
 
 
+# A search shorter than this stays quiet.
+PROGRESS_AFTER_SECONDS = 2.0
+
+
+def progress_line(p) -> str:
+    """The stderr line of a long search (a :class:`~flipcheck.properties.protocol_trace_validation.SearchProgress`).
+
+    >>> from flipcheck.properties.protocol_trace_validation import SearchProgress
+    >>> progress_line(SearchProgress(93, 143, 120_000, 812, 5.0))
+    'flipcheck conform: searching: 93 of 143 observations explained, 120,000 states so far (24,000/s), frontier 812, 5 s'
+    """
+    return (f"flipcheck conform: searching: {p.explained:,} of {p.total:,} observations explained, {p.states:,} states "
+            f"so far ({p.states / max(p.seconds, 1e-9):,.0f}/s), frontier {p.frontier:,}, {p.seconds:.0f} s")
+
+
 def run(args) -> int:
     from flipcheck.flink.conform import conform_files
 
+    def progress(p) -> None:
+        if p.seconds >= PROGRESS_AFTER_SECONDS:
+            sys.stderr.write(progress_line(p) + "\n")
+
     result = conform_files(args.plan, args.logs, protocol=args.protocol, mode=args.mode, budget=args.budget,
-                           flink_version=args.flink_version)
+                           flink_version=args.flink_version, progress=progress)
     if args.render:
         from flipcheck.flink.conform import render_conformance
 

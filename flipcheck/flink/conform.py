@@ -51,10 +51,12 @@ from flipcheck.flink.observations import observations_of
 from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph, JobVertex
 from flipcheck.model.protocol import Job
 from flipcheck.properties.protocol_trace_validation import DEFAULT_BUDGET, KINDS, Verdict, validate
-from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, protocol as protocol_named
+from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, protocol as protocol_named, protocol_class
+from flipcheck.reference_impl.user_variants import UserVariantError
 
 __all__ = ["Check", "Conformance", "RunDirectory", "Tasks", "conform", "conform_files", "model_job", "observations_of",
-           "read_run_directory", "render_conformance", "plans_from", "ids_check", "vertex_names", "FLAG_KEYS", "REJECTED_BUDGET"]
+           "read_run_directory", "render_conformance", "flink_task_names", "plans_from", "ids_check", "vertex_names",
+           "FLAG_KEYS", "REJECTED_BUDGET"]
 
 # The vertex flags a run's job graph lends the plan's vertices (the plan cannot show them).
 FLAG_KEYS = ("union_list_state", "two_phase_commit_sink", "sink_v2")
@@ -398,11 +400,18 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
             flink_version: str | None = None) -> Conformance:
     """Validate the run the ``logs`` show against the model built from ``plan`` (and the
     ``run`` directory's flags and output); ``mode`` defaults to the run's, else aligned.
+    ``protocol``: a named protocol variant or a user's class spec (``FILE.py:CLASS``).
     ``flink_version`` (``1.14.6``): the release that wrote the logs (default: their banner's,
-    else the newest format, older ones where unambiguous)."""
+    else the newest format, older ones where unambiguous). ``progress`` gets the search's
+    :class:`~flipcheck.properties.protocol_trace_validation.SearchProgress` now and then."""
     mode = mode or (run.mode if run is not None else "aligned")
-    if protocol not in PROTOCOLS:
-        raise InputError("--protocol", f"unknown protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
+    try:
+        protocol_class(protocol)   # a named variant, or a user's class (FILE.py:CLASS, MODULE:CLASS)
+    except UserVariantError as error:
+        raise InputError("--protocol", str(error)) from None
+    except ValueError:
+        raise InputError("--protocol", f"unknown protocol {protocol!r} (known: {', '.join(PROTOCOLS)}, "
+                                       "or your own class as FILE.py:CLASS)") from None
     release = None
     if flink_version is not None:
         try:
@@ -421,11 +430,9 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     budget = budget or DEFAULT_BUDGET
     if not all(c.ok for c in cheap):
         budget = min(budget, REJECTED_BUDGET)
-    options = {"budget": budget}
-    if progress is not None:
-        options["progress"] = lambda i: progress(i, len(observations))
     verdict = validate(job, observations, visible=sorted(visible & set(KINDS)), hidden=hidden,
-                       plans_from=plans_from(observed), **options)
+                       plans_from=plans_from(observed), budget=budget, progress=progress,
+                       where=lambda j: f"{observed[j][1].file}:{observed[j][1].line}")
     first = None
     if verdict.first_unexplained is not None:
         o, e = observed[verdict.first_unexplained]
@@ -466,13 +473,19 @@ def _event_text(e: LogEvent) -> str:
 
 def render_conformance(result: Conformance, path: str) -> str:
     """Draw the behaviour found as a sequence chart (``flipcheck explore``'s), up to the first
-    unexplained log event, which is the last row, outlined red."""
+    unexplained log event, which is the last row, outlined red. The lanes are Flink's tasks as its
+    log names them (``Source: src (1/2)``); each step names the log lines it explains
+    (``flink.log:284``); and steps share rows and cells where nothing orders them (the compact
+    layout of :func:`~flipcheck.render.protocol.chart_source`), so a real run's chart stays small."""
     from flipcheck.properties.protocol_explore import TraceStep
-    from flipcheck.properties.protocol_trace_validation import model_label, replay_behaviour
+    from flipcheck.properties.protocol_trace_validation import model_label, replay_behaviour, shown_by_step
     from flipcheck.render.protocol import render_trace
 
     job, verdict = result.job, result.verdict
     steps = replay_behaviour(job, verdict.behaviour)
+    observations = [o for o, _ in result.observations]
+    refs = {step: _line_refs([result.observations[i][1] for i in shown])
+            for step, shown in shown_by_step(job, steps, observations, verdict.explained_after).items()}
     first = result.first_unexplained
     if first is None:
         title = f"conforms: {len(result.observations):,} log events explained by the {job.protocol.name} model"
@@ -481,13 +494,41 @@ def render_conformance(result: Conformance, path: str) -> str:
         title = f"first unexplained: {first['file']}:{first['line']}: {first['event']}"
         subtitle = f"why: {first['why']}"
         if verdict.first_unexplained is not None:
-            o, _ = result.observations[verdict.first_unexplained]
+            o, e = result.observations[verdict.first_unexplained]
             state = steps[-1].state if steps else None
             if state is not None or not steps:
                 from flipcheck.model.protocol import initial_state
 
                 steps.append(TraceStep(model_label(o), (), state or initial_state(job), False))
-    return render_trace(job, steps, path, title, subtitle)
+                refs[len(steps)] = _line_refs([e])
+    return render_trace(job, steps, path, title, subtitle, task_names=flink_task_names(job), step_refs=refs,
+                        compact=True, outline_last=first is not None)
+
+
+def flink_task_names(job: Job) -> list[str]:
+    """Each model task as Flink's log names it, ``<vertex name> (<subtask>/<parallelism>)``, from
+    the plan's vertex names; the model's name where the plan gives none, or where two vertices
+    share one.
+
+    >>> from flipcheck.model.jobgraph import JobGraph, JobVertex
+    >>> graph = JobGraph.build([JobVertex("source-src-f362c8", 2, {"name": "Source: src"}), ("sink", 1)],
+    ...                        [("source-src-f362c8", "sink", ALL_TO_ALL)])
+    >>> flink_task_names(Job(graph))
+    ['Source: src (1/2)', 'Source: src (2/2)', 'sink[0]']
+    """
+    vertices = {v.id: v for v in job.graph.vertices}
+    names = [vertices[info.vertex].extra.get("name") for info in job.tasks]
+    shared = {n for n in names if n is not None and len({info.vertex for info, m in zip(job.tasks, names) if m == n}) > 1}
+    return [f"{n} ({info.subtask + 1}/{vertices[info.vertex].parallelism})" if n is not None and n not in shared
+            else job.name(t) for t, (info, n) in enumerate(zip(job.tasks, names))]
+
+
+def _line_refs(events: Sequence[LogEvent]) -> list[str]:
+    """Where ``events`` were logged: ``flink.log:284,311`` (one entry per file, in order)."""
+    lines: dict = {}
+    for e in events:
+        lines.setdefault(Path(e.file).name, []).append(e.line)
+    return [f"{name}:{','.join(map(str, sorted(numbers)))}" for name, numbers in lines.items()]
 
 
 def conform_files(plan_path: str, logs: Sequence[str], **options: Any) -> Conformance:

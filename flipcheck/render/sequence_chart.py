@@ -24,16 +24,56 @@ True
 from __future__ import annotations
 
 import html
+import math
+import textwrap
 
-__all__ = ["LaneChart", "quote", "EMPTY_CELL"]
+__all__ = ["LaneChart", "quote", "literal", "heading_label", "EMPTY_CELL", "WIDE_EM", "HEADING_SIZE", "SUBHEADING_SIZE"]
 
 EMPTY_CELL = "shape=point width=0.02 color=grey60"
 _HEADER = "shape=plaintext fontsize=11"
+HEADING_SIZE, SUBHEADING_SIZE = 14, 9   # points
+# Graphviz measures text with its own metrics of Helvetica; a browser may draw it in a wider
+# font (DejaVu Sans where Helvetica is missing). A heading's cell is made as wide as that wider
+# font needs (an upper estimate: this many ems a character, bold included), its lines start at
+# the cell's left edge, and long lines are wrapped, so no heading runs past the picture's edge.
+WIDE_EM = 0.68
+_HEADING_CHARS, _SUBHEADING_CHARS = 80, 110
+
+
+def heading_label(heading: str, subheading: str = "") -> str:
+    """A chart's title (bold) and subtitle (small) as a Graphviz HTML label, wrapped and escaped.
+
+    >>> label = heading_label("consistent_cut violated", "checkpoint 2, channel a -> b: " + "lost " * 30)
+    >>> label.count("<br/>"), "a -&gt; b" in label
+    (1, True)
+    """
+    title = textwrap.wrap(heading, _HEADING_CHARS) or [""]
+    small = textwrap.wrap(subheading, _SUBHEADING_CHARS)
+    width = math.ceil(WIDE_EM * max([HEADING_SIZE * len(line) for line in title]
+                                    + [SUBHEADING_SIZE * len(line) for line in small]))
+    cell = f'<td align="left" balign="left" width="{width}">'
+    rows = f"<tr>{cell}<b>{'<br/>'.join(html.escape(line) for line in title)}</b></td></tr>"
+    if small:
+        rows += (f'<tr>{cell}<font point-size="{SUBHEADING_SIZE}">'
+                 f"{'<br/>'.join(html.escape(line) for line in small)}</font></td></tr>")
+    return f'<<table border="0" cellborder="0" cellspacing="0" cellpadding="1">{rows}</table>>'
 
 
 def quote(text: str) -> str:
-    """A DOT string; labels here contain no backslashes except the ``\\n`` line breaks."""
+    """A DOT string; labels here contain no backslashes except the ``\\n`` line breaks (text
+    from an input goes through :func:`literal` first)."""
     return '"' + text.replace('"', '\\"') + '"'
+
+
+def literal(text: str) -> str:
+    """Text from an input (a vertex name, a file name) for a label: its backslashes doubled, so
+    that DOT reads none of them as an escape (``\\N``, ``\\l``).
+
+    >>> backslash = chr(92)
+    >>> literal("a" + backslash + "N") == "a" + 2 * backslash + "N"
+    True
+    """
+    return text.replace("\\", "\\\\")
 
 
 class LaneChart:
@@ -43,11 +83,10 @@ class LaneChart:
                  ranksep: float = 0.2):
         self.lanes = list(lanes)
         self.rows = 0
-        small = f'<br/><font point-size="9">{html.escape(subheading)}</font>' if subheading else ""
         self._out = [f"digraph {name} {{",
                      f'  graph [rankdir=TB nodesep={nodesep} ranksep={ranksep} remincross=false fontname="Helvetica"];',
-                     '  node [fontname="Helvetica" fontsize=10];', '  edge [arrowhead=none];',
-                     f"  labelloc=t label=<<b>{html.escape(heading)}</b>{small}>;"]
+                     '  node [fontname="Helvetica" fontsize=10];', '  edge [arrowhead=none fontname="Helvetica"];',
+                     f"  labelloc=t labeljust=l fontsize={HEADING_SIZE} label={heading_label(heading, subheading)};"]
 
     def row(self, cells: dict, header: bool = False) -> int:
         """Add a row: ``cells`` maps a lane to ``(label, style)`` (or, with ``header``, to its

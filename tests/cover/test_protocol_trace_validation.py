@@ -81,3 +81,17 @@ def test_a_behaviour_of_the_variant_validates_against_the_variant():
     for seed in range(10):
         verdict = validate(job, _walk(job, seed))
         assert verdict.conforms, (seed, verdict.why)
+
+
+def test_a_task_that_finishes_and_runs_on_is_unexplained_where_it_finishes():
+    """Issue 24: the first unexplained observation is where the task finishes, not a later one
+    that shows it still running; that later one is the verdict's evidence, named in the why."""
+    from flipcheck.model.jobgraph import ALL_TO_ALL, JobGraph
+
+    job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), records=0,
+              periodic_timer=True)
+    run = [("trigger", 1), ("closing", 0), ("finished", 0), ("ended", 0), ("trigger-task", 0, 1), ("snapshot", 0, 1)]
+    verdict = validate(job, run)
+    assert (verdict.conforms, verdict.first_unexplained, verdict.evidence) == (False, 1, 3)
+    assert verdict.why == "J7: src[0] does not finish here: it still ends its input later (observation 3)"
+    assert validate(job, run, where=lambda j: f"log:{j + 10}").why.endswith("later (log:13)")
