@@ -6,17 +6,20 @@ import manifest
 from flipcheck.cli import main
 
 
-def test_plan_suite_json_contract_and_no_violation(capsys):
-    assert main(["verify", "--suite", "plan", "--budget", "2", "--json"]) == 0
+def test_plan_suite_json_contract_and_no_violation(capsys, tmp_path):
+    assert main(["verify", "--suite", "plan", "--budget", "2", "--json", "--out", str(tmp_path / "out")]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert set(report) == {"suite", "properties", "violations", "coverage"} and report["coverage"] is None
+    assert set(report) == {"suite", "properties", "violations", "coverage", "counterexamples", "without_counterexample",
+                           "out"} and report["coverage"] is None
+    assert report["counterexamples"] == report["without_counterexample"] == [] and report["out"] is None
+    assert not (tmp_path / "out").exists()  # nothing to replay, nothing saved
     assert report["suite"] == "plan" and report["violations"] == 0
     assert all(set(row) == {"name", "cases", "violations", "driver"} for row in report["properties"])
     assert all(row["cases"] > 0 for row in report["properties"])
 
 
-def test_buggy_variant_exits_1_with_violations(capsys):
-    assert main(["verify", "--suite", "plan", "--budget", "2", "--variant", "wiki-b", "--json"]) == 1
+def test_buggy_variant_exits_1_with_violations(capsys, tmp_path):
+    assert main(["verify", "--suite", "plan", "--budget", "2", "--variant", "wiki-b", "--json", "--out", str(tmp_path)]) == 1
     report = json.loads(capsys.readouterr().out)
     violated = {row["name"] for row in report["properties"] if row["violations"]}
     assert {"no_triggered_task_has_running_predecessor", "equals_spec"} <= violated
@@ -29,11 +32,12 @@ def test_bad_options_exit_2_one_line(capsys):
     assert err.count("\n") == 2 and "--variant" in err and "--budget" in err
 
 
-def test_barriers_suite_runs_every_driver_and_catches_a_variant(capsys):
+def test_barriers_suite_runs_every_driver_and_catches_a_variant(capsys, tmp_path):
     assert main(["verify", "--suite", "barriers", "--budget", "3", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert {row["driver"] for row in report["properties"]} == {"exploration", "hypothesis"}
-    assert main(["verify", "--suite", "barriers", "--budget", "3", "--variant", "eop-not-aligned", "--json"]) == 1
+    assert main(["verify", "--suite", "barriers", "--budget", "3", "--variant", "eop-not-aligned", "--json",
+                 "--out", str(tmp_path)]) == 1
     report = json.loads(capsys.readouterr().out)
     assert any(row["name"] == "end_of_partition_alignment" and row["violations"] for row in report["properties"])
 

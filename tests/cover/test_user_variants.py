@@ -77,8 +77,9 @@ def test_a_dotted_module_spec_and_an_absolute_path_load_the_same_way(capsys, mon
         assert code == 1 and [v["property"] for v in json.loads(out)["violations"]] == ["no_deadlock"]
 
 
-def test_verify_reports_the_bug_and_passes_the_refactoring(capsys):
-    code, out, _ = run(capsys, "verify", "--suite", "protocol", "--budget", "2", "--variant", BUGGY, "--json")
+def test_verify_reports_the_bug_and_passes_the_refactoring(capsys, tmp_path):
+    code, out, _ = run(capsys, "verify", "--suite", "protocol", "--budget", "2", "--variant", BUGGY, "--json",
+                       "--out", str(tmp_path))
     report = json.loads(out)
     assert code == 1 and report["violations"] > 0
     assert {r["name"] for r in report["properties"] if r["violations"]} >= {"no_deadlock"}
@@ -86,8 +87,9 @@ def test_verify_reports_the_bug_and_passes_the_refactoring(capsys):
     assert code == 0 and json.loads(out)["violations"] == 0
 
 
-def test_verify_of_a_user_plan_algorithm_has_no_z3_row_and_finds_its_bug(capsys):
-    code, out, _ = run(capsys, "verify", "--suite", "plan", "--budget", "1", "--variant", PLAN_BUG, "--json")
+def test_verify_of_a_user_plan_algorithm_has_no_z3_row_and_finds_its_bug(capsys, tmp_path):
+    code, out, _ = run(capsys, "verify", "--suite", "plan", "--budget", "1", "--variant", PLAN_BUG, "--json",
+                       "--out", str(tmp_path))
     report = json.loads(out)
     assert code == 1 and "z3" not in {r["driver"] for r in report["properties"]}
     assert any(r["name"] == "equals_spec" and r["violations"] for r in report["properties"])
