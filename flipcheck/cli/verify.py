@@ -35,13 +35,16 @@ output (--json): {"suite": NAME, "properties": [{"name", "cases", "violations", 
                               "configurations": n, "of": n} or null,
                  "counterexamples": [{"property", "message", "driver", "case_id", "size", "size_unit",
                                       "minimised", "json", "graph", "picture", "replay", ...}],
-                 "without_counterexample": [NAME, ...], "out": DIR}
-counterexamples: one per violated property, the shortest its driver found (an exploration's trace,
-else a seeded case's, else hypothesis's), minimised; "minimised" is the case as JSON, a trace's
-steps as {"actor", "action", "checkpoint_id", "sentence", "loop", ...} (docs/protocol.md, "Reading
-a trace"). "replay" is a command line with absolute paths: the job graph and your variant's file
-are copied into --out, so it shows the violation again from any folder, after your file changed.
-A property only a stateful run or a z3 proof violated has no case to show ("without_counterexample").
+                 "without_counterexample": [NAME, ...], "out": DIR or null (no counterexample saved)}
+counterexamples: one per violated property: the first case a driver found (an exploration's trace,
+a seeded case, a hypothesis case), minimised for that property (a shortest trace, fewest tasks);
+"minimised" is the case as JSON, a trace's steps as {"actor", "action", "checkpoint_id", "sentence",
+"loop", ...} (docs/protocol.md, "Reading a trace"). "replay" is a command line with absolute paths
+that shows the violation again from any folder, after your file changed (a copy of it and the job
+graph are saved in --out): flipcheck explore GRAPH.json ... --property NAME (protocol), flipcheck
+barriers ... (barriers), else flipcheck replay CASE_ID (a seeded case or an explored configuration
+by its id); null for a case only hypothesis found in a suite without its own command. A property
+only a stateful run or a z3 proof violated has no case to show ("without_counterexample").
 coverage: the steps the exploration driver took per rule of the model, over the configurations it
 explored within the budget (protocol, split-assignment and batch-recovery, whose explorers label
 steps by rule; the other designs report null).

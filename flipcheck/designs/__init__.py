@@ -102,22 +102,24 @@ def verify_design(name: str, budget_seconds: float, variant: str | None = None, 
               "coverage": coverage, "counterexamples": [], "without_counterexample": []}
     violated = list(dict.fromkeys(row["name"] for row in rows if row["violations"]))
     if out is not None and violated:
-        report.update(_counterexamples(front, variant or front.engine, violated, findings.first, out))
+        report.update(_counterexamples(front, variant or front.engine, violated, findings, out))
     return report
 
 
-def _counterexamples(front, variant: str, violated: list[str], found: dict, out) -> dict:
-    """The shortest counterexample of each violated property ``found`` holds a case of, saved
-    under ``out``; the violated properties it holds none of."""
+def _counterexamples(front, variant: str, violated: list[str], findings, out) -> dict:
+    """The shortest counterexample of each violated property ``findings`` holds a case of,
+    saved under ``out``; the violated properties it holds none of."""
     from flipcheck.designs.counterexamples import save_counterexample, save_variant
 
     replay_variant = save_variant(out, variant)
-    entries = []
+    entries, missing = [], []
     for prop in violated:
-        if prop in found:
-            finding = found[prop]
-            entries.append({**save_counterexample(out, front.suite, variant, prop, finding.case,
-                                                  replay_variant=replay_variant, case_id=finding.case_id,
-                                                  message=finding.message),
-                            "driver": finding.driver})
-    return {"counterexamples": entries, "without_counterexample": [prop for prop in violated if prop not in found]}
+        finding = findings.best(prop, front.suite.replays_cases)
+        if finding is None:
+            missing.append(prop)
+            continue
+        entries.append({**save_counterexample(out, front.suite, variant, prop, finding.case,
+                                              replay_variant=replay_variant, case_id=finding.case_id,
+                                              message=finding.message),
+                        "driver": finding.driver})
+    return {"counterexamples": entries, "without_counterexample": missing}

@@ -284,6 +284,8 @@ class BarriersSuite(Suite):
         return {**dataclasses.asdict(config), "events": [format_event(e) for e in events],
                 "replay": shlex.join(self.replay_argv(counterexample, algorithm or "HANDLER"))}
 
+    replays_cases = True
+
     def replay_argv(self, counterexample, algorithm: str, prop: str | None = None, save_graph=None) -> list[str]:
         """``flipcheck barriers`` replaying the events through ``algorithm``'s handler."""
         config, events = _pair(counterexample)

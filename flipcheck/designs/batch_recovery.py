@@ -174,7 +174,9 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
         result = explore_job(config, name, refinement=True, stop_at_first=False, coverage=fired)
         states, crash_points, configs = states + result.states, crash_points + result.crash_points, configs + 1
         found.update({v.property for v in result.problems})
-        report_problems(result.problems, (config, tuple(result.trace)))
+        if result.problems:  # an exhaustive unit: its id replays the exploration
+            report_problems(result.problems, (config, tuple(result.trace)),
+                            case_id=BATCH_RECOVERY_SUITE.exhaustive_id(config))
     LAST_COVERAGE.update(states=states, crash_points=crash_points, configurations=configs)
     RULE_COVERAGE.clear()
     RULE_COVERAGE.update(rules=dict(fired), never_fired=[rule for rule in RULES if not fired[rule]], not_explored={},

@@ -23,14 +23,13 @@ Example
 >>> from flipcheck.designs.protocol import PROTOCOL_SUITE, Configuration, explore_case
 >>> folder = Path(tempfile.mkdtemp())
 >>> _, _, trace = explore_case(Configuration("pair", "aligned", 0, 1, 0), "pre-flip-147")
->>> entry = save_counterexample(folder, PROTOCOL_SUITE, "pre-flip-147", "final_checkpoint_before_finish", trace,
-...                             message="src[0] finished without a checkpoint after its end of data")
+>>> entry = save_counterexample(folder, PROTOCOL_SUITE, "pre-flip-147", "final_checkpoint_before_finish", trace)
 >>> entry["size"], entry["minimised"]["trace"][-1]["sentence"], entry["json"]
 (2, 'src[0] finishes', 'counterexamples/protocol-pre-flip-147-final_checkpoint_before_finish.json')
 >>> entry["replay"].split()[:3] == ["flipcheck", "explore", str(folder / entry["graph"])]
 True
 >>> print("\\n".join(counterexample_lines(entry, folder)[:4]))
-counterexample of final_checkpoint_before_finish: src[0] finished without a checkpoint after its end of data
+counterexample of final_checkpoint_before_finish: src[0] finished without performing a checkpoint after its end of data
   shortest counterexample (2 steps):
       1. src[0] reaches end of data
       2. src[0] finishes

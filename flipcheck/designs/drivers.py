@@ -28,7 +28,7 @@ Example
 (200, True)
 >>> with collect_findings() as findings:
 ...     _ = seeded_driver(generate, check, budget_seconds=5, max_cases=20, seed="doc", suite="digits")
->>> found = findings.first["small"]
+>>> found = findings.best("small", replayable_case=False)
 >>> found.driver, found.case < 3, found.case_id == f"digits:doc:{found.case_id.split(':')[-1]}"
 ('seeded', True, True)
 """
@@ -64,23 +64,28 @@ class Finding:
     driver: str
     case_id: str | None = None
 
-    @property
-    def rank(self) -> int:
-        """Which finding to show when several drivers found one property: an exploration's (a
-        shortest trace), then one a case id replays, then any."""
-        return 0 if self.driver == "exploration" else 1 if self.case_id is not None else 2
-
 
 class Findings:
-    """The best :class:`Finding` of each property reported while collecting (``first``)."""
+    """The first :class:`Finding` of each property per driver, reported while collecting."""
 
     def __init__(self):
-        self.first: dict[str, Finding] = {}
+        self.by_property: dict[str, dict[str, Finding]] = {}
 
     def add(self, finding: Finding) -> None:
-        known = self.first.get(finding.property)
-        if known is None or finding.rank < known.rank:
-            self.first[finding.property] = finding
+        self.by_property.setdefault(finding.property, {}).setdefault(finding.driver, finding)
+
+    def best(self, prop: str, replayable_case: bool) -> Finding | None:
+        """The finding to show for ``prop``: an exploration's trace (shortest in its
+        configuration) first, then one a case id replays, then any; a case id first when the
+        suite cannot replay a case itself (``replayable_case`` false), so it still has a replay."""
+        found = list(self.by_property.get(prop, {}).values())
+        if not found:
+            return None
+
+        def rank(finding: Finding) -> tuple:
+            explored, has_id = finding.driver == "exploration", finding.case_id is not None
+            return (not explored, not has_id) if replayable_case else (not has_id, not explored)
+        return min(found, key=rank)
 
 
 _COLLECTING: ContextVar[Findings | None] = ContextVar("flipcheck_findings", default=None)
@@ -105,11 +110,13 @@ def report_finding(finding: Finding) -> None:
         findings.add(finding)
 
 
-def report_problems(problems: list[Violation], case: Any, driver: str = "exploration") -> None:
+def report_problems(problems: list[Violation], case: Any, driver: str = "exploration",
+                    case_id: str | None = None) -> None:
     """:func:`report_finding` for each property ``problems`` violate, all shown by ``case`` (an
-    exploration's trace; the suite's minimising then searches each property's own)."""
+    exploration's trace; the suite's minimising then searches each property's own), which
+    ``case_id`` regenerates if given (an exhaustive space's unit)."""
     for problem in {v.property: v for v in reversed(problems)}.values():
-        report_finding(Finding(problem.property, problem.message, case, driver))
+        report_finding(Finding(problem.property, problem.message, case, driver, case_id))
 
 
 @dataclass

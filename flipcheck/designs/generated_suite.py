@@ -143,6 +143,10 @@ class GeneratedSuite(Suite):
     def size_of(self, counterexample) -> int:
         return self.module.case_size(counterexample)
 
+    @property
+    def replays_cases(self) -> bool:
+        return hasattr(self.module, "replay_argv")
+
     def replay_argv(self, counterexample, algorithm: str, prop: str, save_graph):
         replay_argv = getattr(self.module, "replay_argv", None)
         return None if replay_argv is None else replay_argv(counterexample, algorithm, prop, save_graph)
