@@ -1,6 +1,8 @@
 """`flipcheck verify`: the JSON contract, exit codes, and that a buggy variant is reported."""
 
 import json
+import shlex
+from pathlib import Path
 
 import manifest
 from flipcheck.cli import main
@@ -51,3 +53,66 @@ def test_bench_barriers_reports_pinned_state_counts(capsys):
     pinned = {(e["config"]["mode"], e["config"]["after_finished"], e["config"]["alignment_timeout"]): e["distinct_states"]
               for e in manifest.entries("barriers", model="spec", check="states")}
     assert {(r["mode"], r["after_finished"], r["alignment_timeout"]): r["states"] for r in rows} == pinned
+
+
+def numbered_lines(text: str) -> list[str]:
+    """The numbered step lines that follow the first line of ``text`` (and a "shortest ..."
+    heading), stripped."""
+    lines = [line.strip() for line in text.splitlines()[1:]]
+    if lines and lines[0].startswith("shortest"):
+        lines = lines[1:]
+    steps = []
+    for line in lines:
+        if not line[:1].isdigit():
+            break
+        steps.append(line)
+    return steps
+
+
+FINISHES_EARLY = '''
+import flipcheck
+
+
+class FinishesEarly(flipcheck.Protocol):
+    """A source finishes without waiting for a checkpoint after its end of data."""
+
+    wait_for_final_checkpoint = False
+'''
+
+
+def test_a_user_variant_gets_each_shortest_counterexample_and_a_replay_that_works_from_anywhere(
+        capsys, tmp_path, monkeypatch, run_printed_command):
+    """Issue 24, item 5: verify printed "N violations" as counts only, with no trace and no replay."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "mine.py").write_text(FINISHES_EARLY)
+    monkeypatch.chdir(work)
+    assert main(["verify", "--suite", "protocol", "--variant", "mine.py:FinishesEarly", "--budget", "3"]) == 1
+    text = capsys.readouterr().out
+    report = json.loads((work / ".flipcheck" / "verify-protocol" / "verify.json").read_text())
+    violated = {row["name"] for row in report["properties"] if row["violations"]}
+    assert {entry["property"] for entry in report["counterexamples"]} == violated
+    assert "final_checkpoint_before_finish" in violated and report["without_counterexample"] == []
+    # the user edits the file afterwards: the replays load the copy verify saved next to the report
+    (work / "mine.py").write_text(FINISHES_EARLY.replace("= False", "= True"))
+    for entry in report["counterexamples"]:
+        steps = [f"{n}. {step['sentence']}" for n, step in enumerate(entry["minimised"]["trace"], 1)]
+        printed = text.split(f"counterexample of {entry['property']} (found by ", 1)[1]
+        assert numbered_lines(printed) == steps and f"replay:  {entry['replay']}\n" in printed
+        replayed = run_printed_command(entry["replay"])
+        assert replayed.returncode == 1, replayed.stderr
+        assert numbered_lines(replayed.stdout.split(f"violated {entry['property']}: ", 1)[1]) == steps
+
+
+def test_a_user_plan_algorithm_is_replayed_by_case_id(capsys, tmp_path, run_printed_command):
+    variants = Path(__file__).resolve().parents[1] / "fixtures" / "user_variants" / "my_variants.py"
+    assert main(["verify", "--suite", "plan", "--variant", f"{variants}:TriggerEveryRunningTask", "--budget", "1",
+                 "--json", "--out", str(tmp_path / "out")]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["counterexamples"] and report["out"] == str(tmp_path / "out")
+    entry = report["counterexamples"][0]
+    assert entry["case_id"].startswith("plan:verify-plan:") and entry["size"] <= entry["original_size"]
+    assert shlex.split(entry["replay"]) == ["flipcheck", "replay", entry["case_id"], "--algorithm",
+                                            f"{tmp_path / 'out' / 'variant' / 'my_variants.py'}:TriggerEveryRunningTask"]
+    replayed = run_printed_command(entry["replay"] + " --no-render")
+    assert replayed.returncode == 1 and f"  {entry['property']}: " in replayed.stdout
