@@ -24,6 +24,8 @@ examples:
                                                     a rejected design: its shortest trace, drawn, exit 1
   flipcheck explore examples/graphs/protocol-pair.json --records 0 --stop-with-savepoint \\
       --variant stop-without-drain-after-end-of-data          a real bug's trace, exit 1
+  flipcheck explore examples/graphs/protocol-pair.json --variant cancel-pending-on-finish --failures 1 \\
+      --property exactly_once             stop at that property's shortest trace (how verify replays), exit 1
 
 output (--json): one object
   {"states": n, "transitions": n, "complete": true|false,

@@ -72,14 +72,15 @@ def configure(parser) -> None:
 def run(args) -> int:
     from pathlib import Path
 
+    from flipcheck.cli.types import check_output_dir
     from flipcheck.errors import InputError, UsageError
     from flipcheck.designs import DesignUnavailable, verify_design
     from flipcheck.designs.counterexamples import counterexample_lines, default_folder
     from flipcheck.reference_impl.user_variants import UserVariantError
 
+    if args.out is not None:
+        check_output_dir(args.out, "--out")  # said before the budget is spent, not after it
     out = Path(args.out) if args.out is not None else default_folder("verify", args.suite)
-    if out.exists() and not out.is_dir():  # said before the budget is spent
-        raise UsageError(f"--out {out}: not a directory")
     try:
         report = verify_design(args.suite, args.budget, args.variant, out=out)
     except DesignUnavailable as error:

@@ -14,7 +14,7 @@ def test_plan_suite_json_contract_and_no_violation(capsys, tmp_path):
     assert set(report) == {"suite", "properties", "violations", "coverage", "counterexamples", "without_counterexample",
                            "out"} and report["coverage"] is None
     assert report["counterexamples"] == report["without_counterexample"] == [] and report["out"] is None
-    assert not (tmp_path / "out").exists()  # nothing to replay, nothing saved
+    assert not any((tmp_path / "out").iterdir())  # nothing to replay, nothing saved
     assert report["suite"] == "plan" and report["violations"] == 0
     assert all(set(row) == {"name", "cases", "violations", "driver"} for row in report["properties"])
     assert all(row["cases"] > 0 for row in report["properties"])
@@ -27,11 +27,13 @@ def test_buggy_variant_exits_1_with_violations(capsys, tmp_path):
     assert {"no_triggered_task_has_running_predecessor", "equals_spec"} <= violated
 
 
-def test_bad_options_exit_2_one_line(capsys):
+def test_bad_options_exit_2_one_line(capsys, tmp_path):
     assert main(["verify", "--suite", "plan", "--variant", "nope"]) == 2
     assert main(["verify", "--suite", "plan", "--budget", "0"]) == 2
+    (tmp_path / "file").write_text("")
+    assert main(["verify", "--suite", "plan", "--out", str(tmp_path / "file")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 2 and "--variant" in err and "--budget" in err
+    assert err.count("\n") == 3 and "--variant" in err and "--budget" in err and "not a directory" in err
 
 
 def test_barriers_suite_runs_every_driver_and_catches_a_variant(capsys, tmp_path):
