@@ -49,7 +49,9 @@ class Counterexample:
 
     def __str__(self) -> str:
         lines = [f"{self.property} violated: {self.message}"]
-        lines += [f"  {number:3d}. {step}" for number, step in enumerate(self.steps, 1)]
+        from flipcheck.render.trace_steps import step_lines
+
+        lines += step_lines(self.steps)
         if self.replay:
             lines.append(f"replay: {self.replay}")
         return "\n".join(lines)
@@ -364,10 +366,14 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
     >>> bad.detail["coverage"]["overrides"]["wait_for_final_checkpoint"]["changed_successors"] > 0
     True
     """
+    import shlex
+
+    from flipcheck.designs.protocol import explore_command
     from flipcheck.model.protocol import MAX_RECORDS
     from flipcheck.properties.protocol_explore import explore_job, replay
     from flipcheck.properties.protocol_reduction import REDUCTIONS
-    from flipcheck.render.protocol_labels import describe_label
+    from flipcheck.render.protocol_labels import trace_json
+    from flipcheck.render.trace_steps import step_text
 
     graph = _graph(graph)
     chosen = _protocol(protocol)
@@ -390,12 +396,9 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
     if result.counterexamples:
         c = result.counterexamples[0]
         steps = replay(job, c.labels, c.cycle)
-        command = (f"flipcheck explore GRAPH.json --variant {variant} --mode {mode} --records {records} "
-                   f"--checkpoints {checkpoints} --failures {failures}"
-                   + (" --stop-with-savepoint" if stop_with_savepoint else ""))
-        first = Counterexample(c.property, c.message,
-                               tuple(("loop: " if s.loop else "") + describe_label(job, s.label) for s in steps),
-                               command)
+        command = shlex.join(explore_command("GRAPH.json", variant, mode, records, checkpoints, failures,
+                                             stop_with_savepoint))
+        first = Counterexample(c.property, c.message, tuple(map(step_text, trace_json(job, steps))), command)
 
     def draw(path: str) -> str:
         from flipcheck.render.protocol import render_trace
@@ -490,31 +493,69 @@ def _protocol(protocol) -> Protocol:
 
 # -- whole suites -------------------------------------------------------------------------------
 
-def verify(suite: str, variant: str | type | None = None, budget: float = 20.0) -> Result:
+def verify(suite: str, variant: str | type | None = None, budget: float = 20.0,
+           out: str | os.PathLike | None = None) -> Result:
     """Every property of a design (``flipcheck verify --help`` lists them: plan, barriers,
     protocol, the recovery designs) with every driver (examples, hypothesis, z3, exploration)
     within ``budget`` seconds, against the engine, a named ``variant`` or your own class (the
     suite's base class: :class:`~flipcheck.Protocol` for ``protocol``, ...).
-    ``counts["properties"]`` has one row per property and driver.
+    ``counts["properties"]`` has one row per property and driver. The counterexample is the
+    shortest one of the first violated property, step by step, with a replay command that
+    works from any folder: its files (the graph, a copy of your class's file) are saved in
+    ``out`` (default ``.flipcheck/verify-SUITE`` in the current folder), as ``flipcheck verify``
+    saves them; ``detail["counterexamples"]`` has one per violated property.
 
     >>> verify("plan", budget=1).ok
     True
     """
     from flipcheck.designs import DesignUnavailable, verify_design
+    from flipcheck.designs.counterexamples import default_folder
 
     variant = _variant_name(variant, "variant")
+    folder = Path(out) if out is not None else default_folder("verify", suite)
     try:
-        report = verify_design(suite, budget, variant)
+        report = verify_design(suite, budget, variant, out=folder)
     except DesignUnavailable as error:
         raise UsageError(f"suite: {error}") from None
     except (KeyError, ValueError) as error:
         raise UsageError(f"variant: {error.args[0] if error.args else error}") from None
     failing = tuple((row["name"], f"{row['violations']} violation(s) found by {row['driver']}")
                     for row in report["properties"] if row["violations"])
-    first = Counterexample(*failing[0], (), f"flipcheck verify --suite {suite}"
-                           + (f" --variant {variant}" if variant else "")) if failing else None
+    first = None
+    if report["counterexamples"]:
+        first = _counterexample(report["counterexamples"][0])
+    elif failing:
+        first = Counterexample(*failing[0], (), f"flipcheck verify --suite {suite}" + (f" --variant {variant}" if variant else ""))
+
+    def draw(path: str) -> str:
+        return _copy_picture(folder, report["counterexamples"], path, f"verify {suite}")
+
     return Result(f"verify {suite}", not failing, {"violations": report["violations"],
-                                                    "properties": report["properties"]}, first, failing)
+                                                    "properties": report["properties"]}, first, failing,
+                  detail=report, _draw=draw)
+
+
+def _counterexample(entry: dict) -> Counterexample:
+    """A saved counterexample (:func:`flipcheck.designs.counterexamples.save_counterexample`)
+    as the API gives it: its steps as text, its replay."""
+    from flipcheck.render.trace_steps import step_text
+
+    steps = entry["minimised"].get("trace") or () if isinstance(entry["minimised"], dict) else ()
+    return Counterexample(entry["property"], entry["message"] or f"{entry['suite']}/{entry['algorithm']} minimised "
+                          f"to {entry['size']} {entry['size_unit']}", tuple(map(step_text, steps)), entry["replay"] or "")
+
+
+def _copy_picture(folder, entries: list, path: str, check: str) -> str:
+    """Copy the first counterexample's picture (drawn when it was saved) to ``path``."""
+    import shutil
+
+    if not entries or not entries[0].get("picture"):
+        raise UsageError(f"{check}: no counterexample picture to copy")
+    picture = Path(folder) / entries[0]["picture"]
+    if picture.suffix != Path(path).suffix:
+        raise UsageError(f"{check}: the picture is {picture.suffix}; give a {picture.suffix} path")
+    shutil.copyfile(picture, path)
+    return path
 
 
 def sweep(suite: str, out: str | os.PathLike, *, cases: int | None = None, seed: str | None = None,
@@ -546,23 +587,10 @@ def sweep(suite: str, out: str | os.PathLike, *, cases: int | None = None, seed:
     except SweepRefused as error:
         raise InputError(os.fspath(out), str(error)) from None
     found = summary["counterexamples"]
-    first = None
-    if found:
-        cex = found[0]
-        first = Counterexample(cex["property"], f"{cex['suite']}/{cex['algorithm']} minimised to {cex['size']} "
-                               f"{cex['size_unit']}", (), f"flipcheck replay {cex['case_id']} --variant "
-                               f"{cex['algorithm']} --minimise")
+    first = _counterexample(found[0]) if found else None
 
     def draw(path: str) -> str:
-        import shutil
-
-        if not found or not found[0].get("picture"):
-            raise UsageError("sweep: no counterexample picture to copy")
-        picture = Path(out) / found[0]["picture"]
-        if picture.suffix != Path(path).suffix:
-            raise UsageError(f"sweep: the picture is {picture.suffix}; give a {picture.suffix} path")
-        shutil.copyfile(picture, path)
-        return path
+        return _copy_picture(out, found, path, "sweep")
 
     counts = {"cases": summary["cases"], "violations": summary["violations"], "errors": summary.get("errors", 0),
               "report": str(Path(out) / "report.html")}

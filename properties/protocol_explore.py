@@ -511,7 +511,8 @@ def replay(job: Job, labels, cycle=(), canonical_labels: bool = True, steps_from
     """The steps of a trace with their notes and states (``cycle`` steps marked ``loop``).
 
     The explorer stores labels of canonical states (renamed ids); they are matched here against
-    the real model's steps, so the steps returned carry real checkpoint ids. ``steps_from(job,
+    the real model's steps, so the steps returned carry the real model's labels (real checkpoint
+    ids). ``steps_from(job,
     state)`` lists the steps to match (trace validation adds those past the job's end). Two steps
     may share a label (a failover that does or does not use up the id of a trigger under way):
     when the first match leads nowhere, the next is tried, so every trace found replays."""
@@ -528,10 +529,10 @@ def replay(job: Job, labels, cycle=(), canonical_labels: bool = True, steps_from
                 failed = steps.pop()
                 dead.add((position, failed.state))
             continue
-        nxt, notes = chosen
+        label, nxt, notes = chosen
         if (position + 1, nxt) in dead:
             continue
-        steps.append(TraceStep(wanted[position][1], notes, nxt, wanted[position][0]))
+        steps.append(TraceStep(label, notes, nxt, wanted[position][0]))
         if len(steps) == len(wanted):
             return steps
         choices.append(_matching_steps(job, nxt, wanted[position + 1][1], canonical_labels, steps_from))
@@ -542,11 +543,11 @@ def replay(job: Job, labels, cycle=(), canonical_labels: bool = True, steps_from
 
 
 def _matching_steps(job: Job, state, label, canonical_labels: bool, steps_from) -> Iterator[tuple]:
-    """``(next state, notes)`` of each step from ``state`` whose label is ``label``."""
+    """``(real label, next state, notes)`` of each step from ``state`` whose label is ``label``."""
     mapping = _canonical(job, state)[1] if canonical_labels else {}
     for candidate, nxt, notes in steps_from(job, state):
         if (rename_label(candidate, mapping) if mapping else candidate) == label:
-            yield nxt, notes
+            yield candidate, nxt, notes
 
 
 def simulate(job: Job, walks: int, seed: int | str = 0, max_steps: int = 10_000) -> tuple[Counterexample | None, int]:

@@ -81,3 +81,24 @@ def pytest_sessionfinish(session):
     if manifest.REGENERATE:
         worker = getattr(session.config, "workerinput", {}).get("workerid")
         manifest.write_measured(worker)
+
+
+# -- printed commands ---------------------------------------------------------------------------
+# A replay line a report prints is a contract with the user: run it as they would, in a new
+# process, from another folder than the one the report was made in.
+
+@pytest.fixture
+def run_printed_command(tmp_path_factory):
+    """``run(command)``: the printed ``flipcheck ...`` command line, run by this venv's script in
+    a fresh empty folder; the CompletedProcess (text)."""
+    import shlex
+    import subprocess
+    import sys
+
+    def run(command: str):
+        argv = shlex.split(command)
+        assert argv[0] == "flipcheck", command
+        script = Path(sys.executable).with_name("flipcheck")
+        return subprocess.run([str(script), *argv[1:]], cwd=tmp_path_factory.mktemp("elsewhere"),
+                              capture_output=True, text=True, timeout=300)
+    return run

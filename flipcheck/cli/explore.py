@@ -24,14 +24,19 @@ examples:
                                                     a rejected design: its shortest trace, drawn, exit 1
   flipcheck explore examples/graphs/protocol-pair.json --records 0 --stop-with-savepoint \\
       --variant stop-without-drain-after-end-of-data          a real bug's trace, exit 1
+  flipcheck explore examples/graphs/protocol-pair.json --variant cancel-pending-on-finish --failures 1 \\
+      --property exactly_once             stop at that property's shortest trace (how verify replays), exit 1
 
 output (--json): one object
   {"states": n, "transitions": n, "complete": true|false,
-   "violations": [{"property": "...", "trace": ["step", ...]}],
+   "violations": [{"property": "...", "message": "...", "trace": [STEP, ...]}],
    "store": "fingerprints"|"states", "collision_probability": p,
    "reduction": "all"|"por"|"symmetry"|"none", "reduced_states": n,
    "coverage": {"rules": {"J1": n, ...}, "overrides": {"SWITCH": {"changed_successors": n}},
                 "states": n} (null with --master)}
+  STEP: {"actor": "src[0]"|"coordinator", "action": "emit"|"receive"|"trigger"|..., "checkpoint_id": n|null,
+         "sentence": "src[0] emits record r0", "loop": false, "rules": ["J1", ...], "label": [...]}
+         (docs/protocol.md, "Reading a trace")
 
 coverage: every generated step is counted under the model's rules it took (J1-J9, S1-S4,
 C1-C8, F1; docs/protocol.md), as TLC counts per action; a rule at 0 was never checked. For each
@@ -76,6 +81,7 @@ MAX_STATES = 1_000_000_000
 def configure(parser) -> None:
     from flipcheck.cli.types import bounded_int, variant
     from flipcheck.model.protocol import MAX_RECORDS
+    from flipcheck.properties.protocol_properties import JOB_PROPERTIES
     from flipcheck.properties.protocol_reduction import REDUCTIONS
 
     parser.add_argument("graph", metavar="GRAPH.json", help="job graph (plan JSON format)")
@@ -94,6 +100,10 @@ def configure(parser) -> None:
                              "FILE.py:CLASS or MODULE:CLASS (runs that file's code; docs/architecture.md)")
     parser.add_argument("--max-states", type=bounded_int(1, MAX_STATES), default=None, metavar="N",
                         help="stop after N distinct states")
+    parser.add_argument("--property", choices=list(JOB_PROPERTIES), default=None, metavar="NAME",
+                        help="stop as soon as NAME's shortest counterexample is known (with the violations found "
+                             "by then): how verify and sweep replay one; a property of the whole graph "
+                             "(end_stays_reachable, ...) still needs every state. One of: %(choices)s")
     parser.add_argument("--store", choices=["fingerprints", "states"], default="fingerprints",
                         help="keep 64-bit fingerprints of the seen states (default; about 70 bytes a "
                              "state with the graph, and a collision probability reported as TLC does) "
@@ -123,7 +133,8 @@ def configure(parser) -> None:
 def run(args) -> int:
     from flipcheck.errors import InputError, UsageError
     from flipcheck.model.graph_json import GraphFormatError, load_graph
-    from flipcheck.render.protocol_labels import describe_label
+    from flipcheck.render.protocol_labels import trace_json
+    from flipcheck.render.trace_steps import step_lines
     from flipcheck.properties.protocol_explore import explore_job, replay
     from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job, protocol_class
     from flipcheck.reference_impl.user_variants import UserVariantError
@@ -164,7 +175,9 @@ def run(args) -> int:
         if args.partitions is not None or args.spark_log is not None or args.resume_dir is not None:
             raise UsageError("--partitions, --resume-dir and --spark-log need --master")
         result = explore_job(job, max_states=args.max_states, store=args.store, reduction=args.reduction,
-                             progress=progress, coverage=True)
+                             progress=progress, coverage=True, shortest_of=args.property)
+    elif args.property is not None:
+        raise UsageError("--property searches in one process; --master explores every state")
     else:
         result = _explore_on_spark(args, graph, variant, progress)
     collision = result.graph.collision_probability
@@ -176,8 +189,7 @@ def run(args) -> int:
 
             render_trace(job, steps, args.render, f"{variant}: {c.property} violated",
                          c.message if len(c.message) < 160 else c.message[:157] + "...")
-        violations.append({"property": c.property, "message": c.message,
-                           "trace": [("loop: " if s.loop else "") + describe_label(job, s.label) for s in steps]})
+        violations.append({"property": c.property, "message": c.message, "trace": trace_json(job, steps)})
     coverage = getattr(result, "coverage", None)
     if args.json:
         sys.stdout.write(json.dumps({"states": result.states, "transitions": result.transitions,
@@ -191,7 +203,7 @@ def run(args) -> int:
                  + (f"; fingerprints: collision probability {collision:.1e}" if args.store == "fingerprints" else "")]
         for v in violations:
             lines.append(f"violated {v['property']}: {v['message']}")
-            lines += [f"  {n:3d}. {step}" for n, step in enumerate(v["trace"], 1)]
+            lines += step_lines(v["trace"])
         if coverage is not None:
             from flipcheck.properties.protocol_coverage import coverage_lines
 

@@ -78,7 +78,7 @@ def run(args) -> int:
         "shape": space.shape(case), "size": space.magnitude(case), "outcome": verdict,
         "violations": [{"property": v.property, "message": v.message} for v in outcome_shown.violations or outcome.violations],
         "assignments": outcome.assignments, "method": outcome.method,
-        "case": suite.describe(shown), "picture": picture,
+        "case": suite.describe(shown, algorithm), "picture": picture,
     }
     if args.json:
         print(json.dumps(document))

@@ -195,6 +195,9 @@ def print_result(summary: dict, out_dir: str, stream=None) -> None:
     """The few lines a sweep prints on stdout: per target, statements, counterexamples, report."""
     from pathlib import Path
 
+    from flipcheck.designs.counterexamples import counterexample_lines
+    from flipcheck.reference_impl.user_variants import is_spec
+
     stream = stream or sys.stdout
     for t in summary["targets"]:
         stream.write(f"{t['suite'] + '/' + t['algorithm']:<32} {t['cases']:>12,} cases {t['violations']:>10,} violations"
@@ -207,6 +210,8 @@ def print_result(summary: dict, out_dir: str, stream=None) -> None:
         where = Path(out_dir) / (cex["picture"] or cex["json"])
         stream.write(f"counterexample {cex['suite']}/{cex['algorithm']} {cex['property']}: {cex['case_id']} minimised "
                      f"to {cex['size']} {cex['size_unit']}: {where}\n")
+        if is_spec(cex["algorithm"]):  # your own variant: its trace and replay here (a catalogued one's in the report)
+            stream.write("\n".join(counterexample_lines(cex, out_dir, indent="  ")[1:]) + "\n")
     undrawn = next((cex["picture_error"] for cex in summary["counterexamples"] if cex.get("picture_error")), None)
     if undrawn:
         # The verdict stands without pictures, but nobody should think they were drawn.

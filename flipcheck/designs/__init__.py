@@ -84,12 +84,42 @@ def designs_help(**more: str) -> str:
     return "suites:\n" + "".join(f"  {name:<{width}}{title}\n" for name, title in rows.items())
 
 
-def verify_design(name: str, budget_seconds: float, variant: str | None = None) -> dict:
-    """``flipcheck verify --suite NAME``: every property with every driver of the design."""
+def verify_design(name: str, budget_seconds: float, variant: str | None = None, out=None) -> dict:
+    """``flipcheck verify --suite NAME``: every property with every driver of the design. With
+    ``out`` (a folder), the shortest counterexample of each violated property is saved there
+    with its replay (:mod:`flipcheck.designs.counterexamples`) and listed in
+    ``"counterexamples"``; ``"without_counterexample"`` names the violated properties whose
+    drivers kept no case (a stateful run, a z3 proof)."""
+    from flipcheck.designs.drivers import collect_findings
+
     front = design(name)
-    rows = front.verify(budget_seconds, variant)
+    with collect_findings() as findings:
+        rows = front.verify(budget_seconds, variant)
     # Per-rule coverage of the configurations verify explored, for designs that count it
     # (RULE_COVERAGE, filled by their verify); None for the others.
     coverage = dict(getattr(front, "RULE_COVERAGE", None) or {}) or None
-    return {"suite": name, "properties": rows, "violations": sum(row["violations"] for row in rows),
-            "coverage": coverage}
+    report = {"suite": name, "properties": rows, "violations": sum(row["violations"] for row in rows),
+              "coverage": coverage, "counterexamples": [], "without_counterexample": []}
+    violated = list(dict.fromkeys(row["name"] for row in rows if row["violations"]))
+    if out is not None and violated:
+        report.update(_counterexamples(front, variant or front.engine, violated, findings, out))
+    return report
+
+
+def _counterexamples(front, variant: str, violated: list[str], findings, out) -> dict:
+    """The shortest counterexample of each violated property ``findings`` holds a case of,
+    saved under ``out``; the violated properties it holds none of."""
+    from flipcheck.designs.counterexamples import save_counterexample, save_variant
+
+    replay_variant = save_variant(out, variant)
+    entries, missing = [], []
+    for prop in violated:
+        finding = findings.best(prop, front.suite.replays_cases)
+        if finding is None:
+            missing.append(prop)
+            continue
+        entries.append({**save_counterexample(out, front.suite, variant, prop, finding.case,
+                                              replay_variant=replay_variant, case_id=finding.case_id,
+                                              message=finding.message),
+                        "driver": finding.driver})
+    return {"counterexamples": entries, "without_counterexample": missing}

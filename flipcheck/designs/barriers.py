@@ -57,11 +57,13 @@ from collections import Counter
 from functools import cache
 import dataclasses
 import re
+import shlex
 import time
 
 from flipcheck.designs import title_of
 from flipcheck.designs.contract import Detection, Mutant
 from flipcheck.designs.common import check_variant, first_paragraph, seeded_run
+from flipcheck.designs.drivers import report_problems
 from flipcheck.designs.suite import CRASH, EXHAUSTIVE_PREFIX, CaseSpace, Outcome, Suite, checked
 from flipcheck.generators.channel_events import valid_events
 from flipcheck.generators.choices import SeededChooser, choice
@@ -103,6 +105,7 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
                 break
             result = explore_task(config, handler, max_id=2)
             states += result.states
+            report_problems(result.problems, (config, tuple(result.trace)))
             for name in {v.property for v in result.problems}:
                 found[name] += 1
     rows = [{"name": n, "cases": states, "violations": found[n], "driver": "exploration"} for n in names]
@@ -276,16 +279,22 @@ class BarriersSuite(Suite):
     def size_of(self, counterexample) -> int:
         return len(_pair(counterexample)[1])
 
-    def describe(self, counterexample) -> dict:
+    def describe(self, counterexample, algorithm: str | None = None) -> dict:
         config, events = _pair(counterexample)
-        tokens = [format_event(e) for e in events]
-        options = [f"--channels {config.channels}", f"--mode {config.mode}"]
+        return {**dataclasses.asdict(config), "events": [format_event(e) for e in events],
+                "replay": shlex.join(self.replay_argv(counterexample, algorithm or "HANDLER"))}
+
+    replays_cases = True
+
+    def replay_argv(self, counterexample, algorithm: str, prop: str | None = None, save_graph=None) -> list[str]:
+        """``flipcheck barriers`` replaying the events through ``algorithm``'s handler."""
+        config, events = _pair(counterexample)
+        options = ["--channels", str(config.channels), "--mode", config.mode]
         if config.alignment_timeout:
-            options.append("--alignment-timeout 1000000")  # alternating, timeouts only where listed
+            options += ["--alignment-timeout", "1000000"]  # alternating, timeouts only where listed
         if not config.after_finished:
             options.append("--no-checkpoints-after-tasks-finished")
-        return {**dataclasses.asdict(config), "events": tokens,
-                "replay": "flipcheck barriers " + " ".join(options) + " --handler HANDLER " + " ".join(tokens)}
+        return ["flipcheck", "barriers", *options, "--handler", algorithm, *(format_event(e) for e in events)]
 
 
 def _pair(case) -> tuple[Config, tuple]:

@@ -49,7 +49,7 @@ import time
 
 from flipcheck.designs import title_of
 from flipcheck.designs.common import check_variant, hunt_with, mutant_list, rows, stateful_rows
-from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
+from flipcheck.designs.drivers import hypothesis_driver, report_problems, seeded_driver
 from flipcheck.designs.generated_suite import GeneratedSuite
 from flipcheck.generators.batch_recovery import batch_machine, generate_case as _generate
 from flipcheck.model.batch_recovery import RULES, Config
@@ -174,6 +174,9 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
         result = explore_job(config, name, refinement=True, stop_at_first=False, coverage=fired)
         states, crash_points, configs = states + result.states, crash_points + result.crash_points, configs + 1
         found.update({v.property for v in result.problems})
+        if result.problems:  # an exhaustive unit: its id replays the exploration
+            report_problems(result.problems, (config, tuple(result.trace)),
+                            case_id=BATCH_RECOVERY_SUITE.exhaustive_id(config))
     LAST_COVERAGE.update(states=states, crash_points=crash_points, configurations=configs)
     RULE_COVERAGE.clear()
     RULE_COVERAGE.update(rules=dict(fired), never_fired=[rule for rule in RULES if not fired[rule]], not_explored={},
@@ -181,7 +184,8 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
     result_rows = rows(ROW_NAMES, states, found, "exploration")
     remaining = max(0.3, budget_seconds - (time.perf_counter() - started))
     check = lambda case: check_case(case, name)  # noqa: E731
-    for tally in (seeded_driver(generate_case, check, budget_seconds=remaining * 0.4, seed="verify-batch-recovery"),
+    for tally in (seeded_driver(generate_case, check, budget_seconds=remaining * 0.4, seed="verify-batch-recovery",
+                                suite=BATCH_RECOVERY_SUITE.name),
                   hypothesis_driver(generate_case, check, budget_seconds=remaining * 0.3)):
         result_rows += rows(ROW_NAMES, tally.cases, tally.violations, tally.driver)
     result_rows += stateful_rows(lambda: batch_machine(name), ROW_NAMES, REFINEMENT, "batch-recovery",

@@ -10,6 +10,12 @@ to one case). A *generator* is written once against :class:`~flipcheck.generator
 
 Both count cases and violations per property name and stop at the budget.
 
+Inside :func:`collect_findings` (``flipcheck verify`` runs a design's drivers there) every driver
+also reports the first case that violated each property (:func:`report_finding`), so that verify
+can show each violated property's counterexample: a seeded case with the case id that
+regenerates it when the driver is told its suite (``suite=``), a hypothesis case without one;
+an exploration driver reports its traces itself.
+
 Example
 -------
 >>> from flipcheck.properties.violation import Violation
@@ -20,22 +26,97 @@ Example
 >>> tally = seeded_driver(generate, check, budget_seconds=5, max_cases=200, seed="doc")
 >>> tally.cases, 0 < tally.violations["small"] < 200
 (200, True)
+>>> with collect_findings() as findings:
+...     _ = seeded_driver(generate, check, budget_seconds=5, max_cases=20, seed="doc", suite="digits")
+>>> found = findings.best("small", replayable_case=False)
+>>> found.driver, found.case < 3, found.case_id == f"digits:doc:{found.case_id.split(':')[-1]}"
+('seeded', True, True)
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from flipcheck.generators.choices import Chooser, HypothesisChooser, SeededChooser
+from flipcheck.generators.choices import Chooser, HypothesisChooser, SeededChooser, case_id
 from flipcheck.properties.violation import Violation
 
-__all__ = ["Tally", "seeded_driver", "hypothesis_driver"]
+__all__ = ["Tally", "Finding", "Findings", "collect_findings", "report_finding", "report_problems", "seeded_driver",
+           "hypothesis_driver"]
 
 Generate = Callable[[Chooser], Any]
 Check = Callable[[Any], list[Violation]]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The first case a driver met violating ``property``: the case in a form the design's suite
+    minimises, describes and draws, the driver, and the case id that regenerates it (None when
+    no id does: a hypothesis case, an exploration's trace)."""
+
+    property: str
+    message: str
+    case: Any
+    driver: str
+    case_id: str | None = None
+
+
+class Findings:
+    """The first :class:`Finding` of each property per driver, reported while collecting."""
+
+    def __init__(self):
+        self.by_property: dict[str, dict[str, Finding]] = {}
+
+    def add(self, finding: Finding) -> None:
+        self.by_property.setdefault(finding.property, {}).setdefault(finding.driver, finding)
+
+    def best(self, prop: str, replayable_case: bool) -> Finding | None:
+        """The finding to show for ``prop``: an exploration's trace (shortest in its
+        configuration) first, then one a case id replays, then any; a case id first when the
+        suite cannot replay a case itself (``replayable_case`` false), so it still has a replay."""
+        found = list(self.by_property.get(prop, {}).values())
+        if not found:
+            return None
+
+        def rank(finding: Finding) -> tuple:
+            explored, has_id = finding.driver == "exploration", finding.case_id is not None
+            return (not explored, not has_id) if replayable_case else (not has_id, not explored)
+        return min(found, key=rank)
+
+
+_COLLECTING: ContextVar[Findings | None] = ContextVar("flipcheck_findings", default=None)
+
+
+@contextmanager
+def collect_findings() -> Iterator[Findings]:
+    """Collect the findings every driver run inside reports (:func:`report_finding`)."""
+    findings = Findings()
+    token = _COLLECTING.set(findings)
+    try:
+        yield findings
+    finally:
+        _COLLECTING.reset(token)
+
+
+def report_finding(finding: Finding) -> None:
+    """Keep ``finding`` if a :func:`collect_findings` is collecting (else nothing: a driver run
+    outside verify keeps no cases)."""
+    findings = _COLLECTING.get()
+    if findings is not None:
+        findings.add(finding)
+
+
+def report_problems(problems: list[Violation], case: Any, driver: str = "exploration",
+                    case_id: str | None = None) -> None:
+    """:func:`report_finding` for each property ``problems`` violate, all shown by ``case`` (an
+    exploration's trace; the suite's minimising then searches each property's own), which
+    ``case_id`` regenerates if given (an exhaustive space's unit)."""
+    for problem in {v.property: v for v in reversed(problems)}.values():
+        report_finding(Finding(problem.property, problem.message, case, driver, case_id))
 
 
 @dataclass
@@ -49,9 +130,12 @@ class Tally:
     first_violation_case_number: int | None = None
     seconds: float = 0.0
 
-    def record(self, case: Any, found: list[Violation]) -> None:
+    def record(self, case: Any, found: list[Violation], case_id: str | None = None) -> None:
         self.cases += 1
         for name in {v.property for v in found}:
+            if not self.violations[name]:
+                message = next(v.message for v in found if v.property == name)
+                report_finding(Finding(name, message, case, self.driver, case_id))
             self.violations[name] += 1
         if found and self.first_violation is None:
             self.first_violation = (case, found)
@@ -66,15 +150,18 @@ def seeded_driver(
     seed: str | int = 0,
     max_cases: int | None = None,
     stop_at_first: bool = False,
+    suite: str | None = None,
 ) -> Tally:
-    """Cases ``SeededChooser.for_case(seed, i)`` for i = 0, 1, … until the budget or ``max_cases``."""
+    """Cases ``SeededChooser.for_case(seed, i)`` for i = 0, 1, … until the budget or ``max_cases``.
+    ``suite``: the sweep suite whose random space under ``seed`` generates the same cases, so
+    that a finding's case id (``SUITE:SEED:i``) replays it (``flipcheck replay``)."""
     tally = Tally("seeded")
     start = time.perf_counter()
     deadline = start + budget_seconds
     index = 0
     while (max_cases is None or index < max_cases) and time.perf_counter() < deadline:
         case = generate(SeededChooser.for_case(seed, index))
-        tally.record(case, check(case))
+        tally.record(case, check(case), case_id(suite, str(seed), index) if suite else None)
         index += 1
         if stop_at_first and tally.first_violation is not None:
             break

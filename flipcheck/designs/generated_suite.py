@@ -9,9 +9,11 @@ and pictures once. The module provides:
 * ``generate_case(chooser)`` and ``check_case(case, variant) -> list[Violation]`` (random cases);
 * ``exhaustive_cases()`` (a fixed, numbered list of exploration units) and
   ``explore_case(unit, variant) -> (violations, states, counterexample)``;
-* ``render_case(case, out_path, variant)``, ``describe_case(case) -> dict``,
+* ``render_case(case, out_path, variant)``, ``describe_case(case) -> dict`` (or
+  ``describe_case(case, variant)``, when describing replays a trace under the variant),
   ``case_size(case) -> int``, ``case_shape(case) -> str``; optionally
-  ``minimise_case(case, variant, prop)`` and ``variant_class(name) -> type``, the registry's
+  ``minimise_case(case, variant, prop)``, ``replay_argv(case, variant, prop, save_graph)`` (a command
+  that shows the case's violation again) and ``variant_class(name) -> type``, the registry's
   class lookup, which also takes a user variant's spec ``FILE.py:CLASS`` (without it the suite
   takes no user variants).
 
@@ -82,6 +84,13 @@ class ExhaustiveCaseSpace(CaseSpace):
         return template.format(algorithm=algorithm, states=assignments, units=self.size) if template else None
 
 
+def _takes_variant(describe_case) -> bool:
+    """Whether a module's ``describe_case`` takes the variant as its second parameter."""
+    import inspect
+
+    return len(inspect.signature(describe_case).parameters) > 1
+
+
 class GeneratedSuite(Suite):
     size_unit = "steps"
     random_batch = 1000   # ~0.5 ms per case: half a second per Spark task
@@ -134,7 +143,17 @@ class GeneratedSuite(Suite):
     def size_of(self, counterexample) -> int:
         return self.module.case_size(counterexample)
 
-    def describe(self, counterexample) -> dict:
+    @property
+    def replays_cases(self) -> bool:
+        return hasattr(self.module, "replay_argv")
+
+    def replay_argv(self, counterexample, algorithm: str, prop: str, save_graph):
+        replay_argv = getattr(self.module, "replay_argv", None)
+        return None if replay_argv is None else replay_argv(counterexample, algorithm, prop, save_graph)
+
+    def describe(self, counterexample, algorithm: str | None = None) -> dict:
+        if algorithm is not None and _takes_variant(self.module.describe_case):
+            return self.module.describe_case(counterexample, algorithm)
         return self.module.describe_case(counterexample)
 
     def __hash__(self):

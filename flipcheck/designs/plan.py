@@ -99,7 +99,7 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
 
     rows = []
     for tally in (
-        seeded_driver(_generate, check, budget_seconds=budget_seconds * 0.35, seed="verify-plan"),
+        seeded_driver(_generate, check, budget_seconds=budget_seconds * 0.35, seed="verify-plan", suite=PLAN_SUITE.name),
         hypothesis_driver(_generate, check, budget_seconds=budget_seconds * 0.35),
     ):
         rows += [
@@ -304,7 +304,7 @@ class PlanSuite(Suite):
     def size_of(self, counterexample: JobGraph) -> int:
         return counterexample.num_tasks
 
-    def describe(self, counterexample: JobGraph) -> dict:
+    def describe(self, counterexample: JobGraph, algorithm: str | None = None) -> dict:
         from flipcheck.model.graph_json import graph_to_json
 
         return graph_to_json(counterexample)

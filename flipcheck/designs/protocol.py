@@ -54,14 +54,14 @@ import time
 
 from flipcheck.designs import title_of
 from flipcheck.designs.common import check_variant
-from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
+from flipcheck.designs.drivers import Finding, hypothesis_driver, report_finding, seeded_driver
 from flipcheck.designs.generated_suite import GeneratedSuite
 from flipcheck.generators.choices import SeededChooser, choice
 from flipcheck.generators.protocol import EXAMPLE_GRAPHS, example_graph, random_walk
 from flipcheck.model.barriers import MODES
 from flipcheck.properties.protocol_coverage import Coverage, rule_coverage_report
 from flipcheck.properties.protocol_explore import GRAPH_PROPERTIES, explore_job
-from flipcheck.render.protocol_labels import describe_label
+from flipcheck.render.protocol_labels import trace_json
 from flipcheck.properties.protocol_properties import JOB_PROPERTIES, check_trace
 from flipcheck.properties.violation import Violation
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, make_job, protocol_class
@@ -71,7 +71,7 @@ __all__ = [
     # the design contract
     "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
     # its parts
-    "variant_class", "generate_case", "check_case", "EXPLORATION_CONFIGS", "RULE_COVERAGE", "ROW_NAMES", "HUNT_CONFIGS", "SINK_V2_HUNT_CONFIGS", "SINK_V2_ATTRIBUTES", "hunt_configs", "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS", "EXHAUSTIVE_REDUCTION", "EXHAUSTIVE_STATEMENT", "exhaustive_cases", "explore_case", "minimise_case", "render_case", "describe_case", "case_size", "case_shape", "PROTOCOL_SUITE", "smaller_configurations"]
+    "variant_class", "generate_case", "check_case", "EXPLORATION_CONFIGS", "RULE_COVERAGE", "ROW_NAMES", "HUNT_CONFIGS", "SINK_V2_HUNT_CONFIGS", "SINK_V2_ATTRIBUTES", "hunt_configs", "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS", "EXHAUSTIVE_REDUCTION", "EXHAUSTIVE_STATEMENT", "exhaustive_cases", "explore_case", "minimise_case", "render_case", "describe_case", "case_size", "case_shape", "PROTOCOL_SUITE", "smaller_configurations", "trace_steps", "explore_command", "replay_argv"]
 
 ROW_NAMES = tuple(JOB_PROPERTIES)
 
@@ -144,17 +144,6 @@ def check_case(case, variant: str = CORRECT_PROTOCOL) -> list[Violation]:
     return check_trace(_configuration(case).job(variant), _walk(tuple(case), variant))
 
 
-def _real_labels(job, steps) -> list:
-    """The labels of replayed steps with their real checkpoint ids (the explorer's are renamed)."""
-    from flipcheck.model.protocol import initial_state, successors
-
-    state, labels = initial_state(job), []
-    for step in steps:
-        labels.append(next(label for label, nxt, _ in successors(job, state) if nxt == step.state))
-        state = step.state
-    return labels
-
-
 def _check_trace(trace: Trace, variant: str) -> list[Violation]:
     """A counterexample re-checked: its steps (real checkpoint ids) with every step/state property;
     a lasso's cycle, when it replays, is a run that never ends the job."""
@@ -163,7 +152,7 @@ def _check_trace(trace: Trace, variant: str) -> list[Violation]:
 
     job = trace.config.job(variant)
     steps = replay(job, trace.labels, trace.cycle, canonical_labels=trace.canonical)
-    found = [] if trace.cycle else check_trace(job, _real_labels(job, steps))
+    found = [] if trace.cycle else check_trace(job, [step.label for step in steps])
     if trace.cycle:
         found.append(Violation(END_REACHABLE, f"after {len(trace.labels)} steps the job can repeat a cycle of "
                                               f"{len(trace.cycle)} steps forever without ending"))
@@ -188,12 +177,15 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
         coverage.add(result.coverage)
         for prop in set(result.violated()):
             found[prop] += 1
+        for c in result.counterexamples:  # shortest first: the one verify shows
+            report_finding(Finding(c.property, c.message, Trace(config, tuple(c.labels), tuple(c.cycle)), "exploration"))
     RULE_COVERAGE.clear()
     RULE_COVERAGE.update(rule_coverage_report(coverage, explored, len(EXPLORATION_CONFIGS)))
     rows = [{"name": n, "cases": states, "violations": found[n], "driver": "exploration"} for n in ROW_NAMES]
     remaining = max(0.3, budget_seconds - (time.perf_counter() - started))
     check = lambda case: check_case(case, name)  # noqa: E731
-    for tally in (seeded_driver(generate_case, check, budget_seconds=remaining * 0.5, seed="verify-protocol"),
+    for tally in (seeded_driver(generate_case, check, budget_seconds=remaining * 0.5, seed="verify-protocol",
+                                suite=PROTOCOL_SUITE.name),
                   hypothesis_driver(generate_case, check, budget_seconds=remaining * 0.5)):
         rows += [{"name": n, "cases": tally.cases, "violations": tally.violations[n], "driver": tally.driver}
                  for n in ROW_NAMES]
@@ -384,17 +376,47 @@ def render_case(case, out_path: str, variant: str = CORRECT_PROTOCOL) -> str:
                         + (", stop-with-savepoint without drain" if c.stop_with_savepoint else ""))
 
 
-def describe_case(case) -> dict:
+def describe_case(case, variant: str = CORRECT_PROTOCOL) -> dict:
+    """The case as JSON: its configuration; a counterexample's ``trace`` as structured steps
+    (:func:`flipcheck.render.protocol_labels.trace_json`; a lasso's cycle marked ``loop``)."""
     described = dict(_configuration(case)._asdict())
     if isinstance(case, Trace):
-        job = case.config.job()
         described["steps"] = len(case.labels) + len(case.cycle)
-        described["trace"] = [describe_label(job, label) for label in case.labels]
-        if case.cycle:
-            described["cycle"] = [describe_label(job, label) for label in case.cycle]
+        described["trace"] = trace_steps(case, variant)
     elif not isinstance(case, Configuration):
         described["walk_seed"] = case[5]
     return described
+
+
+def trace_steps(trace: Trace, variant: str = CORRECT_PROTOCOL) -> list[dict]:
+    """A counterexample's steps, structured (actor, action, checkpoint id, sentence, ...), as the
+    variant that found it takes them."""
+    from flipcheck.properties.protocol_explore import replay
+
+    job = trace.config.job(variant)
+    return trace_json(job, replay(job, trace.labels, trace.cycle, canonical_labels=trace.canonical))
+
+
+def explore_command(graph_path: str, variant: str, mode: str = "aligned", records: int = 1, checkpoints: int = 1,
+                    failures: int = 0, stop_with_savepoint: bool = False, prop: str | None = None) -> list[str]:
+    """The ``flipcheck explore`` command line that searches this configuration again: every
+    violated property, each with its shortest trace; with ``prop``, only until that property's
+    shortest trace is known.
+
+    >>> " ".join(explore_command("pair.json", "pre-flip-147", failures=1))
+    'flipcheck explore pair.json --variant pre-flip-147 --mode aligned --records 1 --checkpoints 1 --failures 1'
+    """
+    return (["flipcheck", "explore", graph_path, "--variant", variant, "--mode", mode, "--records", str(records),
+             "--checkpoints", str(checkpoints), "--failures", str(failures)]
+            + (["--stop-with-savepoint"] if stop_with_savepoint else []) + (["--property", prop] if prop else []))
+
+
+def replay_argv(case, variant: str, prop: str, save_graph) -> list[str]:
+    """The command that shows ``case``'s violation of ``prop`` again, trace by trace: ``flipcheck
+    explore --property`` of its configuration, the graph saved by ``save_graph(graph) -> path``."""
+    c = _configuration(case)
+    return explore_command(save_graph(example_graph(c.graph)), variant, c.mode, c.records, c.checkpoints,
+                           c.failures, c.stop_with_savepoint, prop if prop in JOB_PROPERTIES else None)
 
 
 def case_size(case) -> int:

@@ -61,7 +61,7 @@ import time
 
 from flipcheck.designs import title_of
 from flipcheck.designs.common import check_variant, seeded_run
-from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
+from flipcheck.designs.drivers import hypothesis_driver, report_problems, seeded_driver
 from flipcheck.designs.suite import CRASH, EXHAUSTIVE_PREFIX, CaseSpace, Outcome, Suite, checked
 from flipcheck.generators.choices import SeededChooser
 from flipcheck.generators.split_assignment import generate_case as _generate
@@ -129,6 +129,9 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
         explored += 1
         for prop in {v.property for v in result.problems}:
             found[prop] += 1
+        if result.problems:  # an exhaustive unit: its id replays the exploration
+            report_problems(result.problems, (config, tuple(result.trace)),
+                            case_id=SPLIT_ASSIGNMENT_SUITE.exhaustive_id(config))
     rows += [{"name": n, "cases": states, "violations": found[n], "driver": "exploration"} for n in ROW_NAMES]
     RULE_COVERAGE.clear()
     RULE_COVERAGE.update(rules={rule: coverage[rule] for rule in RULES},
@@ -154,7 +157,8 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
 
     remaining = max(0.3, budget_seconds - (time.perf_counter() - started))
     check = lambda case: check_case(case, name)  # noqa: E731
-    for tally in (seeded_driver(generate_case, check, budget_seconds=remaining * 0.4, seed="verify-split-assignment"),
+    for tally in (seeded_driver(generate_case, check, budget_seconds=remaining * 0.4, seed="verify-split-assignment",
+                                suite=SPLIT_ASSIGNMENT_SUITE.name),
                   hypothesis_driver(generate_case, check, budget_seconds=remaining * 0.35)):
         rows += [{"name": n, "cases": tally.cases, "violations": tally.violations[n], "driver": tally.driver}
                  for n in ROW_NAMES]
@@ -328,7 +332,7 @@ class SplitAssignmentSuite(Suite):
     def size_of(self, counterexample) -> int:
         return len(counterexample[1])
 
-    def describe(self, counterexample) -> dict:
+    def describe(self, counterexample, algorithm: str | None = None) -> dict:
         config, actions = counterexample
         return {"config": config._asdict(), "actions": [list(a) for a in actions]}
 

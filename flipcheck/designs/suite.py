@@ -181,12 +181,32 @@ class Suite:
         """Draw the case (SVG, or PNG by extension); returns the path."""
         raise NotImplementedError
 
+    def exhaustive_id(self, unit: Any) -> str | None:
+        """The case id of ``unit`` in this suite's default exhaustive space (``flipcheck replay``
+        explores it again), or None when it is none of its units. Reads the whole list: for
+        suites whose exhaustive space is a short list of exploration configurations."""
+        space = self.space(self.exhaustive_token(None, None))
+        return next((space.case_id(index) for index in range(space.size) if space.case(index) == unit), None)
+
+    @property
+    def replays_cases(self) -> bool:
+        """Whether :meth:`replay_argv` gives a command for any case (else only ids replay)."""
+        return False
+
+    def replay_argv(self, counterexample: Any, algorithm: str, prop: str, save_graph) -> list[str] | None:
+        """A command line that shows this counterexample's violation of ``prop`` again (exit 1),
+        reading only files ``save_graph(graph) -> path`` saves; None when the suite has none
+        (``flipcheck replay CASE_ID`` regenerates a case from its id instead)."""
+        return None
+
     def size_of(self, counterexample: Any) -> int:
         """A counterexample's size in :attr:`size_unit` (what minimising makes small)."""
         raise NotImplementedError
 
-    def describe(self, counterexample: Any) -> dict:
-        """The case as JSON (a job graph in the input format, a barrier configuration and events)."""
+    def describe(self, counterexample: Any, algorithm: str | None = None) -> dict:
+        """The case as JSON (a job graph in the input format, a barrier configuration and events;
+        a trace's steps as :mod:`flipcheck.render.trace_steps` encodes them, replayed under
+        ``algorithm``, the variant whose counterexample it is: default the engine)."""
         raise NotImplementedError
 
     def variant_class(self, spec: str) -> type:

@@ -13,13 +13,21 @@ Example
 ['src[0] emits record r0', 'coordinator triggers a checkpoint']
 >>> actor_of(job, ("emit", 0, 0)), actor_of(job, ("ack", 0, 1))
 ('src[0]', 'coordinator')
+
+A replayed trace as JSON (:mod:`flipcheck.render.trace_steps`, with the model's rules and label):
+
+>>> from flipcheck.properties.protocol_explore import replay
+>>> trace_json(job, replay(job, [("trigger", 1), ("rpc", 0, 1)]))[1]  # doctest: +NORMALIZE_WHITESPACE
+{'actor': 'src[0]', 'action': 'rpc', 'checkpoint_id': 1, 'sentence': 'src[0] receives the trigger RPC of
+ checkpoint 1', 'loop': False, 'rules': ['C4', 'J5'], 'label': ['rpc', 0, 1]}
 """
 
 from __future__ import annotations
 
-from flipcheck.model.protocol import BARRIER, CANCEL, DATA, EOD, Job
+from flipcheck.model.protocol import BARRIER, CANCEL, DATA, EOD, Job, initial_state, rules_of
+from flipcheck.render.trace_steps import trace_step
 
-__all__ = ["actor_of", "describe_label"]
+__all__ = ["actor_of", "describe_label", "checkpoint_of", "trace_json"]
 
 
 def actor_of(job: Job, label: tuple) -> str:
@@ -74,3 +82,38 @@ def describe_label(job: Job, label: tuple) -> str:
     if kind == "failover":
         return "a task fails: every task restarts from the latest completed checkpoint"
     return repr(label)
+
+
+def checkpoint_of(label: tuple, notes: tuple = ()) -> int | None:
+    """The checkpoint a step is about: the id its label names (a trigger, an RPC, an
+    acknowledgement, a notification, a barrier or cancellation marker polled), the checkpoint a
+    failover restores (None when it restores none), else None."""
+    kind = label[0]
+    if kind in ("ack", "notify", "rpc"):
+        return label[2]
+    if kind in ("trigger", "stop-with-savepoint"):
+        return label[1] if len(label) > 1 else None
+    if kind == "receive" and label[3][0] in (BARRIER, CANCEL):
+        return label[3][1]
+    if kind == "failover":
+        restored = next((note[1] for note in notes if note[0] == "failover"), 0)
+        return restored or None
+    return None
+
+
+def _as_json(value):
+    return [_as_json(v) for v in value] if isinstance(value, tuple) else value
+
+
+def trace_json(job: Job, steps) -> list[dict]:
+    """Replayed steps (:func:`flipcheck.properties.protocol_explore.replay`) as the structured
+    steps of every JSON trace: actor, action, checkpoint id, sentence, loop, and the model's
+    ``rules`` the step took and its ``label``."""
+    encoded, before = [], initial_state(job)
+    for step in steps:
+        encoded.append(trace_step(actor_of(job, step.label), step.label[0], checkpoint_of(step.label, step.notes),
+                                  describe_label(job, step.label), step.loop,
+                                  rules=list(rules_of(job, before, step.label, step.notes, step.state)),
+                                  label=_as_json(step.label)))
+        before = step.state
+    return encoded

@@ -15,7 +15,10 @@ chunks' commit records, so a resumed sweep ends with the same summary as an unin
   proves), ``coverage_by_size`` (per target: cases and violations per size), and for
   ``--exhaustive`` ``shapes`` (DAG shapes up to isomorphism before patterns and parallelism);
 * ``counterexamples``: one per distinct (suite, algorithm, property) — the first violating case
-  id, its minimised form (JSON), its size, the picture, and the replay command;
+  id, its minimised form (JSON; a trace's steps structured: actor, action, checkpoint_id,
+  sentence), its size, the picture, the graph it ran on (protocol), and the replay command
+  (:mod:`flipcheck.designs.counterexamples`: it works from any folder; a user's variant is
+  copied to ``DIR/variant/`` for it);
 * ``timing``: chunk commits over time (for the throughput plot), seconds spent checking cases
   per target (summed over executors), finalisation time.
 
@@ -26,12 +29,11 @@ chunks' commit records, so a resumed sweep ends with the same summary as an unin
 from __future__ import annotations
 
 import json
-import re
-import shlex
 import time
 from collections import Counter
 from pathlib import Path
 
+from flipcheck.designs.counterexamples import save_counterexample, save_variant
 from flipcheck.designs.suite import ERROR
 
 __all__ = ["finalise", "target_summary", "read_cases", "regenerate_counterexample", "open_space", "SUMMARY_KEYS",
@@ -112,50 +114,17 @@ def target_summary(table, target, suite) -> dict:
     return summary
 
 
-# A file name stays well below the 255 bytes file systems allow, even for a user variant's spec
-# (an absolute path): a longer slug keeps its end and a digest of the whole.
-_SLUG_LIMIT = 120
-
-
-def _slug(text: str) -> str:
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
-    if len(slug) <= _SLUG_LIMIT:
-        return slug
-    import hashlib
-
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:12] + "-" + slug[-(_SLUG_LIMIT - 13):].lstrip("-")
-
-
-def regenerate_counterexample(out: Path, target, suite, prop: str, index: int) -> dict:
-    """Regenerate the first case violating ``prop``, minimise it, draw it."""
-    from flipcheck.errors import InputError, UsageError
-
+def regenerate_counterexample(out: Path, target, suite, prop: str, index: int, replay_variant: str | None = None) -> dict:
+    """Regenerate the first case violating ``prop``, minimise it, draw it, and give the command
+    that replays it (:func:`flipcheck.designs.counterexamples.save_counterexample`; the variant
+    named as ``replay_variant``, a user's saved copy, default the target's algorithm)."""
     space = open_space(suite, target.token, out)
     case = space.case(index)
     outcome = space.check(case, target.algorithm)
     failing = outcome.counterexample if outcome.counterexample is not None else case
-    minimised = suite.minimise(failing, target.algorithm, prop)
-    name = _slug(f"{target.suite}-{target.algorithm}-{prop}")
-    folder = out / "counterexamples"
-    folder.mkdir(exist_ok=True)
-    described = suite.describe(minimised)
-    (folder / f"{name}.json").write_text(json.dumps(described, indent=1) + "\n")
-    entry = {
-        "suite": target.suite, "algorithm": target.algorithm, "property": prop,
-        "case_id": space.case_id(index),
-        "message": next((v.message for v in outcome.violations if v.property == prop), None),
-        "original_size": suite.size_of(failing), "size": suite.size_of(minimised), "size_unit": suite.size_unit,
-        "minimised": described, "json": f"counterexamples/{name}.json",
-        # Shell-quoted: a seed may hold characters a shell would expand ($, *, ', ...).
-        "replay": shlex.join(["flipcheck", "replay", space.case_id(index), "--algorithm", target.algorithm]),
-        "picture": None,
-    }
-    try:
-        suite.render(minimised, target.algorithm, str(folder / f"{name}.svg"))
-        entry["picture"] = f"counterexamples/{name}.svg"
-    except (UsageError, InputError) as error:  # graphviz missing: the report says so
-        entry["picture_error"] = str(error)
-    return entry
+    return save_counterexample(out, suite, target.algorithm, prop, failing, replay_variant=replay_variant,
+                               case_id=space.case_id(index),
+                               message=next((v.message for v in outcome.violations if v.property == prop), None))
 
 
 def _timing(out: Path) -> dict:
@@ -196,8 +165,11 @@ def finalise(spec, out_dir) -> dict:
         mask = pc.and_(pc.equal(table.column("suite"), target.suite), pc.equal(table.column("algorithm"), target.algorithm))
         summary = target_summary(table.filter(mask), target, suite)
         cpu_seconds[target.label] = summary.pop("cpu_seconds")
-        for prop, index in summary.pop("first_index").items():
-            counterexamples.append(regenerate_counterexample(out, target, suite, prop, index))
+        first_index = summary.pop("first_index")
+        # a user's variant is copied next to the report once, for the replays to load
+        replay_variant = save_variant(out, target.algorithm) if first_index else None
+        for prop, index in first_index.items():
+            counterexamples.append(regenerate_counterexample(out, target, suite, prop, index, replay_variant))
         targets.append(summary)
     timing = _timing(out)
     cases = sum(t["cases"] for t in targets)

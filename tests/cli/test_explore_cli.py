@@ -55,7 +55,34 @@ def test_variant_violation_exits_1_with_a_trace(capsys, graph_file):
     names = [v["property"] for v in result["violations"]]
     assert "final_checkpoint_before_finish" in names
     first = result["violations"][0]
-    assert first["trace"] and first["trace"][-1].endswith("finishes")
+    assert first["trace"] and first["trace"][-1]["sentence"].endswith("finishes")
+
+
+def test_json_trace_steps_say_who_did_what_to_which_checkpoint(capsys, graph_file):
+    """Issue 24, item 5: a JSON trace is data, not English sentences only."""
+    code, out, _ = run_cli(capsys, graph_file(PAIR), "--json", "--variant", "cancel-pending-on-finish")
+    by_property = {v["property"]: v["trace"] for v in json.loads(out)["violations"]}
+    steps = by_property["no_pending_checkpoint_cancelled"]
+    assert code == 1 and all(list(step)[:5] == ["actor", "action", "checkpoint_id", "sentence", "loop"] for step in steps)
+    trigger, rpc, finish = (next(s for s in steps if s["action"] == a) for a in ("trigger", "rpc", "finish"))
+    assert (trigger["actor"], trigger["checkpoint_id"], trigger["rules"][0]) == ("coordinator", 1, "C2")
+    assert (rpc["actor"], rpc["checkpoint_id"], rpc["label"]) == ("src[0]", 1, ["rpc", 0, 1])
+    assert (finish["actor"], finish["checkpoint_id"], finish["sentence"]) == ("src[0]", None, "src[0] finishes")
+    assert "J7" in finish["rules"] and not any(step["loop"] for step in steps)
+    # the text output prints the same sentences, numbered
+    code, text, _ = run_cli(capsys, graph_file(PAIR), "--variant", "cancel-pending-on-finish")
+    assert f"  1. {steps[0]['sentence']}\n" in text
+
+
+def test_property_stops_at_its_shortest_trace(capsys, graph_file):
+    whole = json.loads(run_cli(capsys, graph_file(PAIR), "--json", "--variant", "cancel-pending-on-finish",
+                               "--failures", "1")[1])
+    code, out, _ = run_cli(capsys, graph_file(PAIR), "--json", "--variant", "cancel-pending-on-finish", "--failures",
+                           "1", "--property", "exactly_once")
+    early = json.loads(out)
+    shortest = {v["property"]: v["trace"] for v in whole["violations"]}["exactly_once"]
+    assert code == 1 and {v["property"]: v["trace"] for v in early["violations"]}["exactly_once"] == shortest
+    assert early["states"] < whole["states"] and not early["complete"]
 
 
 def test_text_output_numbers_the_steps(capsys, graph_file):

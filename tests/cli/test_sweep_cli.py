@@ -119,3 +119,38 @@ def test_a_malformed_spark_setting_is_refused(capsys, tmp_path):
 
 def test_bench_sweep_with_an_unknown_suite_exits_2_naming_it(capsys):
     assert_fails_with_one_line(["bench", "sweep", "--suites", "plan,mystery"], capsys, "--suites", "mystery")
+
+
+def test_a_user_variants_counterexample_is_printed_step_by_step_with_a_replay_from_anywhere(tmp_path,
+                                                                                        run_printed_command):
+    """Issue 24, item 5, for sweeps (without Spark: the driver's end of a sweep, from a case id)."""
+    import io
+    from pathlib import Path
+
+    from flipcheck.cli.sweep import print_result
+    from flipcheck.designs.counterexamples import save_variant
+    from flipcheck.designs.suite import get_suite
+    from flipcheck.sweep.runner import plan_sweep
+    from flipcheck.sweep.summary import regenerate_counterexample
+
+    work = tmp_path / "work"
+    work.mkdir()
+    mine = work / "mine.py"
+    mine.write_text("import flipcheck\n\n\nclass FinishesEarly(flipcheck.Protocol):\n"
+                    "    wait_for_final_checkpoint = False\n")
+    spec = f"{mine}:FinishesEarly"
+    target = plan_sweep(["protocol"], spec, cases=1, seed="1").targets[0]
+    suite, out = get_suite("protocol"), tmp_path / "out"
+    space = suite.space(target.token)
+    index, outcome = next((i, o) for i in range(200) if (o := space.check(space.case(i), spec)).violations)
+    entry = regenerate_counterexample(out, target, suite, outcome.properties[0], index, save_variant(out, spec))
+    printed = io.StringIO()
+    print_result({"targets": [], "counterexamples": [entry], "cases": 1, "violations": 1, "wall_seconds": 1.0},
+                 str(out), printed)
+    mine.unlink()  # the replay reads the copy saved in out
+    steps = [f"{n:3d}. {step['sentence']}" for n, step in enumerate(entry["minimised"]["trace"], 1)]
+    assert all(f"      {line}\n" in printed.getvalue() for line in steps)
+    assert f"  replay:  {entry['replay']}\n" in printed.getvalue() and Path(out / entry["graph"]).is_file()
+    replayed = run_printed_command(entry["replay"])
+    assert replayed.returncode == 1 and f"violated {entry['property']}: " in replayed.stdout, replayed.stderr
+    assert all(f"  {line}\n" in replayed.stdout for line in steps)

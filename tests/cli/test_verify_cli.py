@@ -1,39 +1,47 @@
 """`flipcheck verify`: the JSON contract, exit codes, and that a buggy variant is reported."""
 
 import json
+import shlex
+from pathlib import Path
 
 import manifest
 from flipcheck.cli import main
 
 
-def test_plan_suite_json_contract_and_no_violation(capsys):
-    assert main(["verify", "--suite", "plan", "--budget", "2", "--json"]) == 0
+def test_plan_suite_json_contract_and_no_violation(capsys, tmp_path):
+    assert main(["verify", "--suite", "plan", "--budget", "2", "--json", "--out", str(tmp_path / "out")]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert set(report) == {"suite", "properties", "violations", "coverage"} and report["coverage"] is None
+    assert set(report) == {"suite", "properties", "violations", "coverage", "counterexamples", "without_counterexample",
+                           "out"} and report["coverage"] is None
+    assert report["counterexamples"] == report["without_counterexample"] == [] and report["out"] is None
+    assert not any((tmp_path / "out").iterdir())  # nothing to replay, nothing saved
     assert report["suite"] == "plan" and report["violations"] == 0
     assert all(set(row) == {"name", "cases", "violations", "driver"} for row in report["properties"])
     assert all(row["cases"] > 0 for row in report["properties"])
 
 
-def test_buggy_variant_exits_1_with_violations(capsys):
-    assert main(["verify", "--suite", "plan", "--budget", "2", "--variant", "wiki-b", "--json"]) == 1
+def test_buggy_variant_exits_1_with_violations(capsys, tmp_path):
+    assert main(["verify", "--suite", "plan", "--budget", "2", "--variant", "wiki-b", "--json", "--out", str(tmp_path)]) == 1
     report = json.loads(capsys.readouterr().out)
     violated = {row["name"] for row in report["properties"] if row["violations"]}
     assert {"no_triggered_task_has_running_predecessor", "equals_spec"} <= violated
 
 
-def test_bad_options_exit_2_one_line(capsys):
+def test_bad_options_exit_2_one_line(capsys, tmp_path):
     assert main(["verify", "--suite", "plan", "--variant", "nope"]) == 2
     assert main(["verify", "--suite", "plan", "--budget", "0"]) == 2
+    (tmp_path / "file").write_text("")
+    assert main(["verify", "--suite", "plan", "--out", str(tmp_path / "file")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 2 and "--variant" in err and "--budget" in err
+    assert err.count("\n") == 3 and "--variant" in err and "--budget" in err and "not a directory" in err
 
 
-def test_barriers_suite_runs_every_driver_and_catches_a_variant(capsys):
+def test_barriers_suite_runs_every_driver_and_catches_a_variant(capsys, tmp_path):
     assert main(["verify", "--suite", "barriers", "--budget", "3", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert {row["driver"] for row in report["properties"]} == {"exploration", "hypothesis"}
-    assert main(["verify", "--suite", "barriers", "--budget", "3", "--variant", "eop-not-aligned", "--json"]) == 1
+    assert main(["verify", "--suite", "barriers", "--budget", "3", "--variant", "eop-not-aligned", "--json",
+                 "--out", str(tmp_path)]) == 1
     report = json.loads(capsys.readouterr().out)
     assert any(row["name"] == "end_of_partition_alignment" and row["violations"] for row in report["properties"])
 
@@ -47,3 +55,66 @@ def test_bench_barriers_reports_pinned_state_counts(capsys):
     pinned = {(e["config"]["mode"], e["config"]["after_finished"], e["config"]["alignment_timeout"]): e["distinct_states"]
               for e in manifest.entries("barriers", model="spec", check="states")}
     assert {(r["mode"], r["after_finished"], r["alignment_timeout"]): r["states"] for r in rows} == pinned
+
+
+def numbered_lines(text: str) -> list[str]:
+    """The numbered step lines that follow the first line of ``text`` (and a "shortest ..."
+    heading), stripped."""
+    lines = [line.strip() for line in text.splitlines()[1:]]
+    if lines and lines[0].startswith("shortest"):
+        lines = lines[1:]
+    steps = []
+    for line in lines:
+        if not line[:1].isdigit():
+            break
+        steps.append(line)
+    return steps
+
+
+FINISHES_EARLY = '''
+import flipcheck
+
+
+class FinishesEarly(flipcheck.Protocol):
+    """A source finishes without waiting for a checkpoint after its end of data."""
+
+    wait_for_final_checkpoint = False
+'''
+
+
+def test_a_user_variant_gets_each_shortest_counterexample_and_a_replay_that_works_from_anywhere(
+        capsys, tmp_path, monkeypatch, run_printed_command):
+    """Issue 24, item 5: verify printed "N violations" as counts only, with no trace and no replay."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "mine.py").write_text(FINISHES_EARLY)
+    monkeypatch.chdir(work)
+    assert main(["verify", "--suite", "protocol", "--variant", "mine.py:FinishesEarly", "--budget", "3"]) == 1
+    text = capsys.readouterr().out
+    report = json.loads((work / ".flipcheck" / "verify-protocol" / "verify.json").read_text())
+    violated = {row["name"] for row in report["properties"] if row["violations"]}
+    assert {entry["property"] for entry in report["counterexamples"]} == violated
+    assert "final_checkpoint_before_finish" in violated and report["without_counterexample"] == []
+    # the user edits the file afterwards: the replays load the copy verify saved next to the report
+    (work / "mine.py").write_text(FINISHES_EARLY.replace("= False", "= True"))
+    for entry in report["counterexamples"]:
+        steps = [f"{n}. {step['sentence']}" for n, step in enumerate(entry["minimised"]["trace"], 1)]
+        printed = text.split(f"counterexample of {entry['property']} (found by ", 1)[1]
+        assert numbered_lines(printed) == steps and f"replay:  {entry['replay']}\n" in printed
+        replayed = run_printed_command(entry["replay"])
+        assert replayed.returncode == 1, replayed.stderr
+        assert numbered_lines(replayed.stdout.split(f"violated {entry['property']}: ", 1)[1]) == steps
+
+
+def test_a_user_plan_algorithm_is_replayed_by_case_id(capsys, tmp_path, run_printed_command):
+    variants = Path(__file__).resolve().parents[1] / "fixtures" / "user_variants" / "my_variants.py"
+    assert main(["verify", "--suite", "plan", "--variant", f"{variants}:TriggerEveryRunningTask", "--budget", "1",
+                 "--json", "--out", str(tmp_path / "out")]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["counterexamples"] and report["out"] == str(tmp_path / "out")
+    entry = report["counterexamples"][0]
+    assert entry["case_id"].startswith("plan:verify-plan:") and entry["size"] <= entry["original_size"]
+    assert shlex.split(entry["replay"]) == ["flipcheck", "replay", entry["case_id"], "--algorithm",
+                                            f"{tmp_path / 'out' / 'variant' / 'my_variants.py'}:TriggerEveryRunningTask"]
+    replayed = run_printed_command(entry["replay"] + " --no-render")
+    assert replayed.returncode == 1 and f"  {entry['property']}: " in replayed.stdout

@@ -2,6 +2,7 @@
 returns a verdict a test can assert on, your own classes work where names do, and bad input is a
 flipcheck error naming the argument."""
 
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -95,11 +96,17 @@ def test_replay_barriers_checks_every_barrier_property():
         flipcheck.replay_barriers("B1@0 X9", channels=2)
 
 
-def test_verify_runs_a_suite_against_a_variant_name_or_a_class():
-    assert flipcheck.verify("plan", budget=1).ok
-    caught = flipcheck.verify("protocol", _user_classes()["CommitOnlyToTriggered"], budget=3)
-    assert not caught.ok and caught.counterexample.replay.startswith("flipcheck verify --suite protocol --variant ")
-    assert caught.counts["violations"] > 0
+def test_verify_runs_a_suite_against_a_variant_name_or_a_class(tmp_path):
+    assert flipcheck.verify("plan", budget=1, out=tmp_path).ok and not any(tmp_path.iterdir())
+    caught = flipcheck.verify("protocol", _user_classes()["CommitOnlyToTriggered"], budget=3, out=tmp_path)
+    assert not caught.ok and caught.counts["violations"] > 0
+    # the shortest counterexample, step by step, replayed from the files saved in out
+    example = caught.counterexample
+    assert example.steps and example.property in {prop for prop, _ in caught.violations}
+    argv = shlex.split(example.replay)
+    assert argv[:2] == ["flipcheck", "explore"] and argv[argv.index("--property") + 1] == example.property
+    assert Path(argv[2]).parent.parent == tmp_path and argv[argv.index("--variant") + 1].startswith(str(tmp_path))
+    assert caught.render(tmp_path / "first.svg") == str(tmp_path / "first.svg")
 
 
 def test_a_graph_in_code_matches_the_json_one_and_bad_graphs_name_the_problem():

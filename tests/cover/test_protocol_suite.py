@@ -20,7 +20,7 @@ def test_a_variant_is_caught_minimised_to_a_shortest_trace_and_drawn(tmp_path):
     small = SUITE.minimise(failing, "pre-flip-147", prop)
     assert isinstance(small, Trace) and SUITE.size_of(small) <= SUITE.size_of(failing)
     assert any(v.property == prop for v in SUITE.space("x").check(small.config, "pre-flip-147").violations)
-    described = SUITE.describe(small)
+    described = SUITE.describe(small, "pre-flip-147")
     assert described["steps"] == len(described["trace"]) == SUITE.size_of(small)
     svg = open(SUITE.render(small, "pre-flip-147", str(tmp_path / "trace.svg"))).read()
     assert "coordinator" in svg and "violated" in svg

@@ -6,7 +6,7 @@ The classes are in tests/fixtures/user_variants/my_variants.py; none is in flipc
 """
 
 import json
-import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -77,8 +77,9 @@ def test_a_dotted_module_spec_and_an_absolute_path_load_the_same_way(capsys, mon
         assert code == 1 and [v["property"] for v in json.loads(out)["violations"]] == ["no_deadlock"]
 
 
-def test_verify_reports_the_bug_and_passes_the_refactoring(capsys):
-    code, out, _ = run(capsys, "verify", "--suite", "protocol", "--budget", "2", "--variant", BUGGY, "--json")
+def test_verify_reports_the_bug_and_passes_the_refactoring(capsys, tmp_path):
+    code, out, _ = run(capsys, "verify", "--suite", "protocol", "--budget", "2", "--variant", BUGGY, "--json",
+                       "--out", str(tmp_path))
     report = json.loads(out)
     assert code == 1 and report["violations"] > 0
     assert {r["name"] for r in report["properties"] if r["violations"]} >= {"no_deadlock"}
@@ -86,8 +87,9 @@ def test_verify_reports_the_bug_and_passes_the_refactoring(capsys):
     assert code == 0 and json.loads(out)["violations"] == 0
 
 
-def test_verify_of_a_user_plan_algorithm_has_no_z3_row_and_finds_its_bug(capsys):
-    code, out, _ = run(capsys, "verify", "--suite", "plan", "--budget", "1", "--variant", PLAN_BUG, "--json")
+def test_verify_of_a_user_plan_algorithm_has_no_z3_row_and_finds_its_bug(capsys, tmp_path):
+    code, out, _ = run(capsys, "verify", "--suite", "plan", "--budget", "1", "--variant", PLAN_BUG, "--json",
+                       "--out", str(tmp_path))
     report = json.loads(out)
     assert code == 1 and "z3" not in {r["driver"] for r in report["properties"]}
     assert any(r["name"] == "equals_spec" and r["violations"] for r in report["properties"])
@@ -235,19 +237,26 @@ def test_the_exhaustive_plan_space_enumerates_a_user_algorithm(capsys):
 
 
 @pytest.mark.spark
-def test_a_spark_sweep_checks_a_user_variant_and_its_replay_command_reproduces_it(capsys, tmp_path):
+def test_a_spark_sweep_checks_a_user_variant_and_its_replay_command_reproduces_it(capsys, tmp_path,
+                                                                                   run_printed_command):
     out = tmp_path / "sweep"
     code = main(["sweep", "--suite", "protocol", "--variant", BUGGY, "--cases", "20", "--seed", "1",
                  "--master", "local[2]", "--out", str(out)])
-    capsys.readouterr()
+    printed = capsys.readouterr().out
     summary = json.loads((out / "summary.json").read_text())
     assert code == 1 and summary["errors"] == 0 and summary["violations"] > 0
     assert set(summary["by_property"]) == {"no_deadlock"}
     (cex,) = summary["counterexamples"]
     assert cex["algorithm"] == f"{ROOT / MINE}:CommitOnlyToTriggered"
-    argv = cex["replay"].split()[1:]
-    assert argv[-1] == cex["algorithm"] and os.path.isabs(argv[-1])
-    assert main([*argv, "--no-render"]) == 1
+    # issue 24, item 5: the trace step by step and a replay reading only what the sweep saved
+    steps = [f"{n:3d}. {step['sentence']}" for n, step in enumerate(cex["minimised"]["trace"], 1)]
+    assert all(f"      {line}\n" in printed for line in steps) and f"  replay:  {cex['replay']}\n" in printed
+    argv = shlex.split(cex["replay"])
+    assert argv[:3] == ["flipcheck", "explore", str(out / cex["graph"])] and (out / cex["graph"]).is_file()
+    assert argv[argv.index("--variant") + 1] == f"{out / 'variant' / 'my_variants.py'}:CommitOnlyToTriggered"
+    replayed = run_printed_command(cex["replay"])
+    assert replayed.returncode == 1 and "violated no_deadlock: " in replayed.stdout, replayed.stderr
+    assert all(f"  {line}\n" in replayed.stdout for line in steps)
 
 
 def test_plan_and_barriers_take_a_user_class_and_refuse_a_wrong_one_in_one_line(capsys, tmp_path):

@@ -236,7 +236,8 @@ OPTION_COMMANDS = {
                   flag("--json"), option("--repeat", count(3)),
                   option("--suites", valid_or_hostile(["plan,barriers", "plan", ","]))),
     "verify": argv(["verify"], required("--suite", valid_or_hostile(SUITE_NAMES)), budget,
-                   option("--variant", valid_or_hostile(["wiki-b", "eop-not-aligned", "flink"])), flag("--json")),
+                   option("--variant", valid_or_hostile(["wiki-b", "eop-not-aligned", "flink"])), flag("--json"),
+                   option("--out", output_dir)),
     "mutants": argv(["mutants"], budget, st.lists(option("--only", valid_or_hostile(list(catalogue())[:5])), max_size=2)
                     .map(lambda lists: [t for tokens in lists for t in tokens]),
                     option("--suite", valid_or_hostile(SUITE_NAMES)), option("--gallery", output_dir),
