@@ -383,7 +383,7 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
         raise UsageError(str(error)) from None
     result = explore_job(job, max_states=max_states, reduction=reduction, stop_at_first=stop_at_first, coverage=True)
     counts = {"states": result.states, "transitions": result.transitions, "complete": result.complete,
-              "reduction": reduction, "seconds": round(result.seconds, 3)}
+              "reduction": result.reduction, "seconds": round(result.seconds, 3)}
     violations = tuple((c.property, c.message) for c in result.counterexamples)
     first = None
     steps = []

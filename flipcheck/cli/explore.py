@@ -183,7 +183,7 @@ def run(args) -> int:
         sys.stdout.write(json.dumps({"states": result.states, "transitions": result.transitions,
                                      "complete": result.complete, "violations": violations,
                                      "store": args.store, "collision_probability": collision,
-                                     "reduction": args.reduction, "reduced_states": result.graph.reduced,
+                                     "reduction": result.reduction, "reduced_states": result.graph.reduced,
                                      "coverage": coverage.as_json() if coverage is not None else None}) + "\n")
     else:
         lines = [f"{result.states} states, {result.transitions} transitions, "
