@@ -40,6 +40,7 @@ __all__ = ["Protocol", "FINISH_WAITS", "SWITCHES", "RULE_METHODS", "overridden"]
 #: EndOfPartition on every input (J3), then FLIP-147's three waits (J7).
 FINISH_WAITS = ("end of data", "savepoint", "end of partition", "end-of-data acks", "final checkpoint",
                 "pending checkpoints")
+_END_OF_DATA = FINISH_WAITS[:1]
 
 
 class Protocol:
@@ -70,10 +71,23 @@ class Protocol:
     >>> from flipcheck.model.protocol import Job, initial_state, run
     >>> job = Job(example_graph("pair"), records=0)
     >>> Protocol().finish_waits_for(job, initial_state(job), 0)
-    ('end of data', 'end-of-data acks', 'final checkpoint')
+    ('end of data',)
     >>> s = run(job, [("end-of-data", 0), ("trigger", 1), ("rpc", 0, 1)])
     >>> Protocol().finish_waits_for(job, s, 0)      # its snapshot of checkpoint 1 is not acknowledged yet
     ('end-of-data acks', 'final checkpoint', 'pending checkpoints')
+
+    A change to a rule, written as code (``flipcheck.Protocol`` is this class), and the same
+    change as a boolean; both are caught:
+
+    >>> import flipcheck
+    >>> class ExitBeforePendingCheckpoints(flipcheck.Protocol):
+    ...     def may_finish(self, job, state, t):
+    ...         return set(self.finish_waits_for(job, state, t)) <= {"pending checkpoints"}
+    >>> class NoWaitForPending(flipcheck.Protocol):
+    ...     wait_for_pending_checkpoints = False
+    >>> [flipcheck.explore(example_graph("pair"), p, mode="unaligned", records=0).counterexample.property
+    ...  for p in (ExitBeforePendingCheckpoints, NoWaitForPending)]
+    ['no_pending_checkpoint_cancelled', 'no_pending_checkpoint_cancelled']
     """
 
     name = "flip-147"
@@ -135,19 +149,18 @@ class Protocol:
         until no checkpoint of it is pending (seed "Do Not Cancel Pending Checkpoint on
         Finish"; flip147 facts §3.1 ``waitForPendingCheckpoints``), each unless its boolean is
         off. J9: a task stopped by its savepoint finishes without end of data, once its inputs
-        ended and its checkpoints are done; FLIP-147 off: at once."""
+        ended and its checkpoints are done; FLIP-147 off: at once. A task still running waits
+        for its end of data first; the rest is reported once it reached it."""
         task = state.tasks[t]
-        waits = ()
-        if task.sync_savepoint == STOPPED and task.phase == RUNNING:       # J9: stopped by its savepoint
-            if task.inputs_open:
-                waits += ("end of partition",)
+        if task.phase == RUNNING:
+            if task.sync_savepoint != STOPPED:
+                return _END_OF_DATA
+            # J9: stopped by its savepoint
+            waits = ("end of partition",) if task.inputs_open else ()
             if task.checkpoint_pending:
                 waits += ("pending checkpoints",)
             return waits
-        if task.phase == RUNNING:
-            waits += ("end of data",)
-        if task.sync_savepoint > 0:
-            waits += ("savepoint",)
+        waits = ("savepoint",) if task.sync_savepoint > 0 else ()
         if task.inputs_open:
             waits += ("end of partition",)
         if not job.after_finished:
