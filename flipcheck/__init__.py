@@ -33,6 +33,9 @@ subpackages are layered too: ``render``, ``flink`` ← ``designs`` ← ``sweep``
 :data:`flipcheck.designs.DESIGNS` (docs/architecture.md).
 """
 
+import sys as _sys
+import types as _types
+
 __version__ = "0.1.0"
 
 __all__ = ["Result", "Counterexample", "job_graph", "load_job_graph", "save_job_graph", "plan", "prove", "replay_barriers", "explore",
@@ -59,6 +62,21 @@ _EXPORTS = {
     "BatchJob": ("flipcheck.reference_impl.batch_recovery", "BatchJob"),
     "SourceJob": ("flipcheck.reference_impl.split_assignment", "SourceJob"),
 }
+
+
+class _Package(_types.ModuleType):
+    """This package. The import system binds a subpackage to its parent's attribute of the same
+    name once imported, and ``flipcheck.sweep`` is both the public function and the sweep layer's
+    package (imported by the function itself): the function keeps the name. The subpackage is
+    still imported by its full name (``from flipcheck.sweep.runner import ...``)."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if isinstance(value, _types.ModuleType) and _EXPORTS.get(name, ("",))[0] == "flipcheck.api":
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str):
