@@ -25,6 +25,11 @@ True
 >>> g = flipcheck.job_graph([("src", 2), ("sink", 2)], [("src", "sink", flipcheck.POINTWISE)])
 >>> g.inputs("sink")[0].pattern == flipcheck.POINTWISE, flipcheck.ALL_TO_ALL
 (True, 'ALL_TO_ALL')
+>>> flipcheck.__version__
+'0.1.0'
+
+Every public name's docstring shows it at work (``help(flipcheck.Protocol)``: your change to a
+rule, written as code).
 
 Layout (dependencies point one way; ``tests/cover/test_layering.py`` enforces it):
 ``model`` ← ``reference_impl`` ← ``properties`` ← ``generators`` ← this package, whose own
