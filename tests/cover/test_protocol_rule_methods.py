@@ -155,3 +155,25 @@ def test_a_users_rule_method_is_held_to_the_rules_parameters_and_kind():
     # extra parameters with defaults, and *args, take the rule's arguments
     fine = type("Fine", (Protocol,), {"may_finish": lambda self, *args, verbose=False: Protocol.may_finish(self, *args)})
     assert flipcheck.explore(graph, fine, records=0).ok
+
+
+RULE_METHOD_FIXTURES = "tests/fixtures/user_variants/rule_methods.py"
+
+
+def test_the_command_line_checks_a_rule_method_of_a_users_file(capsys):
+    import json
+
+    from flipcheck.cli import main
+
+    code = main(["explore", "examples/graphs/protocol-pair.json", "--variant",
+                 f"{RULE_METHOD_FIXTURES}:ExitBeforePendingCheckpoints", "--mode", "unaligned", "--records", "0",
+                 "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and report["violations"][0]["property"] == "no_pending_checkpoint_cancelled"
+    assert report["reduction"] == "none" and report["coverage"]["overrides"]["may_finish"]["changed_successors"] > 0
+
+
+def test_a_sink_v2_rule_method_hunts_on_the_sink_v2_graph():
+    from flipcheck.designs.protocol import SINK_V2_HUNT_CONFIGS, hunt_configs
+
+    assert hunt_configs(f"{RULE_METHOD_FIXTURES}:EndOfInputSentinelId") == SINK_V2_HUNT_CONFIGS
