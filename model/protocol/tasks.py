@@ -101,10 +101,11 @@ def poll_released(job: Job, s: JobState, t: int) -> Steps:
 def finish(job: Job, s: JobState, t: int) -> Steps:
     """J7: a running task its protocol allows to finish
     (:meth:`~.switches.Protocol.may_finish`) cancels the checkpoints it still takes part in
-    (none unless FLIP-147 is off or a variant: off, it drops them without a decline, flip147
-    facts §4.7; a variant declines them), sends EndOfPartition downstream and its FINISHED report
-    to the coordinator (C1: it arrives later). A sink's ``close()`` aborts its open transaction;
-    the pre-committed ones stay pending: a finished task is never notified again."""
+    (none unless FLIP-147 is off or a variant: off, it drops them without a decline,
+    flip147 facts §4.7; a variant declines them), sends EndOfPartition downstream and its
+    FINISHED report to the coordinator (C1: it arrives later). A sink's ``close()`` aborts its
+    open transaction; the pre-committed ones stay pending: a finished task is never notified
+    again."""
     if not s.tasks[t].active or not job.protocol.may_finish(job, s, t):
         return []
     n = Step(job, s)
