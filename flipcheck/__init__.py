@@ -25,6 +25,11 @@ True
 >>> g = flipcheck.job_graph([("src", 2), ("sink", 2)], [("src", "sink", flipcheck.POINTWISE)])
 >>> g.inputs("sink")[0].pattern == flipcheck.POINTWISE, flipcheck.ALL_TO_ALL
 (True, 'ALL_TO_ALL')
+>>> flipcheck.__version__
+'0.1.0'
+
+Every public name's docstring shows it at work (``help(flipcheck.Protocol)``: your change to a
+rule, written as code).
 
 Layout (dependencies point one way; ``tests/cover/test_layering.py`` enforces it):
 ``model`` ← ``reference_impl`` ← ``properties`` ← ``generators`` ← this package, whose own
@@ -32,6 +37,9 @@ subpackages are layered too: ``render``, ``flink`` ← ``designs`` ← ``sweep``
 ``api`` (this module's exports) ← ``cli``. The designs it checks are registered in
 :data:`flipcheck.designs.DESIGNS` (docs/architecture.md).
 """
+
+import sys as _sys
+import types as _types
 
 __version__ = "0.1.0"
 
@@ -59,6 +67,21 @@ _EXPORTS = {
     "BatchJob": ("flipcheck.reference_impl.batch_recovery", "BatchJob"),
     "SourceJob": ("flipcheck.reference_impl.split_assignment", "SourceJob"),
 }
+
+
+class _Package(_types.ModuleType):
+    """This package. The import system binds a subpackage to its parent's attribute of the same
+    name once imported, and ``flipcheck.sweep`` is both the public function and the sweep layer's
+    package (imported by the function itself): the function keeps the name. The subpackage is
+    still imported by its full name (``from flipcheck.sweep.runner import ...``)."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if isinstance(value, _types.ModuleType) and _EXPORTS.get(name, ("",))[0] == "flipcheck.api":
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str):

@@ -40,7 +40,24 @@ _PATTERNS = {"all-to-all": ALL_TO_ALL, "pointwise": POINTWISE, ALL_TO_ALL: ALL_T
 @dataclass(frozen=True)
 class Counterexample:
     """A shortest way to break a property: ``property`` and ``message`` say what broke,
-    ``steps`` (readable, in order) how, and ``replay`` how to get it again from a shell."""
+    ``steps`` (readable, in order) how, and ``replay`` how to get it again from a shell.
+
+    >>> import flipcheck
+    >>> g = flipcheck.job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
+    >>> found = flipcheck.explore(g, "cancel-pending-on-finish", records=1).counterexample
+    >>> found.property, len(found.steps), found.steps[-1]
+    ('final_checkpoint_before_finish', 5, 'src[0] finishes')
+    >>> found.replay
+    'flipcheck explore GRAPH.json --variant cancel-pending-on-finish --mode aligned --records 1 --checkpoints 1 --failures 0'
+    >>> print(found)
+    final_checkpoint_before_finish violated: src[0] finished without performing a checkpoint after its end of data
+        1. src[0] emits record r0
+        2. src[0] reaches end of data
+        3. sink[0] polls record r0 from src[0]
+        4. sink[0] polls EndOfData from src[0]
+        5. src[0] finishes
+    replay: flipcheck explore GRAPH.json --variant cancel-pending-on-finish --mode aligned --records 1 --checkpoints 1 --failures 0
+    """
 
     property: str
     message: str
@@ -63,7 +80,23 @@ class Result:
     every violation found (``violations``, as ``(property, message)``), the check's own output
     (``detail``: the plan, the property rows, the sweep's summary; for ``explore`` the per-rule
     ``coverage``), how to draw it, and ``warnings``: what the check could not tell (for
-    ``explore``, a change of yours that made no difference in any state searched)."""
+    ``explore``, a change of yours that made no difference in any state searched).
+
+    >>> import flipcheck
+    >>> g = flipcheck.job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
+    >>> result = flipcheck.explore(g, "pre-flip-147", records=1)
+    >>> result.ok, result.counterexample.property, result.counts["complete"]   # it stopped at the first
+    (False, 'final_checkpoint_before_finish', False)
+    >>> print(result.report())  # doctest: +ELLIPSIS
+    explore pre-flip-147: FAILED (states ..., transitions ..., complete False, reduction all, seconds ...)
+    final_checkpoint_before_finish violated: src[0] finished without performing a checkpoint after its end of data
+        1. src[0] emits record r0
+        ...
+    >>> sorted(result.detail["coverage"]["rules"])[:3], result.warnings
+    (['C1', 'C2', 'C3'], ())
+    >>> flipcheck.explore(g, records=1).ok        # FLIP-147 as Flink ships it
+    True
+    """
 
     check: str
     ok: bool
@@ -389,7 +422,7 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
         raise UsageError(str(error)) from None
     result = explore_job(job, max_states=max_states, reduction=reduction, stop_at_first=stop_at_first, coverage=True)
     counts = {"states": result.states, "transitions": result.transitions, "complete": result.complete,
-              "reduction": reduction, "seconds": round(result.seconds, 3)}
+              "reduction": result.reduction, "seconds": round(result.seconds, 3)}
     violations = tuple((c.property, c.message) for c in result.counterexamples)
     first = None
     steps = []

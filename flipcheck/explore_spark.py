@@ -57,6 +57,7 @@ from flipcheck.properties.explore import GraphBuilder, StateGraph
 from flipcheck.properties.fingerprints import FingerprintTable, fingerprint
 from flipcheck.properties.violation import Violation
 from flipcheck.properties.protocol_explore import JobExploration, counterexamples, search_functions
+from flipcheck.properties.protocol_reduction import sound_reduction
 from flipcheck.reference_impl.protocol_variants import make_job
 
 __all__ = ["job_spec", "job_from_spec", "explore_job_on_spark", "RESUME_FORMAT"]
@@ -148,9 +149,10 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
     one saved."""
     sc = spark.sparkContext
     partitions = partitions or sc.defaultParallelism
+    job = job_from_spec(spec)
+    reduction = sound_reduction(job, reduction)
     spec = dict(spec, reduction=reduction)
     spec_text = json.dumps(spec, sort_keys=True)
-    job = job_from_spec(spec)
     started = time.perf_counter()
     saved = None
     if resume_dir is not None:

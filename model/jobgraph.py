@@ -137,11 +137,24 @@ class JobEdge:
 
 
 class JobGraph:
-    """An immutable job graph with per-task states.
+    """An immutable job graph with per-task states: ``flipcheck.JobGraph``, what
+    ``flipcheck.job_graph`` and ``load_job_graph`` return and what a protocol's ``plan(graph)``
+    reads (each subtask's state is then the coordinator's view of it).
 
     Use :meth:`build` from plain values; the constructor expects already-typed parts.
     ``vertices`` keeps input order; ``topological_order`` is Kahn's order with ties broken by
     input order, so it is deterministic for a given input.
+
+    >>> import flipcheck
+    >>> g = flipcheck.job_graph([("sink", 1), ("src", 2)], [("src", "sink", "all-to-all")],
+    ...                         states={"src": ["FINISHED", "RUNNING"]})
+    >>> g.topological_order, g.parallelism("src"), g.num_tasks
+    (('src', 'sink'), 2, 3)
+    >>> edge = g.inputs("sink")[0]
+    >>> edge.source, edge.pattern == flipcheck.ALL_TO_ALL, g.state(("src", 0))
+    ('src', True, 'FINISHED')
+    >>> g.with_states({"src": ["RUNNING", "RUNNING"]}).state(("src", 0))   # a new graph; g is unchanged
+    'RUNNING'
     """
 
     __slots__ = (

@@ -119,6 +119,21 @@ class TaskSet:
 
 @dataclass(frozen=True)
 class CheckpointPlan:
+    """The plan of one checkpoint (flip147 facts §1.3), ``flipcheck.CheckpointPlan``: the tasks
+    the coordinator triggers by RPC, waits for (their acknowledgements complete it) and commits
+    to (notifies), the tasks and vertices it holds as finished. What ``Protocol.plan(graph)``
+    returns, or :class:`Declined`; a plan of your own is one with other task sets
+    (``dataclasses.replace``).
+
+    >>> import flipcheck
+    >>> g = flipcheck.load_job_graph("examples/graphs/figure1.json")   # A finished; A, B -> C
+    >>> plan = flipcheck.Protocol().plan(g)
+    >>> sorted(plan.tasks_to_trigger), sorted(plan.tasks_to_wait_for), sorted(plan.finished_tasks)
+    ([('B', 0)], [('B', 0), ('C', 0)], [('A', 0)])
+    >>> plan.fully_finished_vertices, plan.status
+    (frozenset({'A'}), 'ok')
+    """
+
     tasks_to_trigger: TaskSet
     tasks_to_wait_for: TaskSet
     tasks_to_commit_to: TaskSet
@@ -130,6 +145,17 @@ class CheckpointPlan:
 
 @dataclass(frozen=True)
 class Declined:
+    """No checkpoint this time, and why: Flink's pre-flight failure, which takes no checkpoint id
+    (flip147 facts §1.3), ``flipcheck.Declined``. A plan may return it instead of a
+    :class:`CheckpointPlan`.
+
+    >>> import flipcheck
+    >>> g = flipcheck.job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")],
+    ...                         states={"src": ["FINISHED"]}, checkpoints_after_tasks_finished=False)
+    >>> flipcheck.Protocol().plan(g)        # before FLIP-147: no checkpoint once a task finished
+    Declined(reason='NOT_ALL_REQUIRED_TASKS_RUNNING')
+    """
+
     reason: str
 
     status = "declined"

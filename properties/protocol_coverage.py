@@ -6,7 +6,8 @@ Two questions a passing exploration leaves open:
   (:func:`flipcheck.model.protocol.rules_of`, the one mapping from steps to rules, next to the
   rules). A rule that never fired was never checked.
 * **Did the variant's change matter?** For every switch of
-  :class:`~flipcheck.model.protocol.Protocol` the explored protocol overrides (an attribute, or
+  :class:`~flipcheck.model.protocol.Protocol` the explored protocol overrides (a boolean, or a
+  rule method such as :meth:`~flipcheck.model.protocol.Protocol.may_finish` or
   :meth:`~flipcheck.model.protocol.Protocol.plan`), every expanded state's successors are also
   computed with that one override removed; ``changed_successors`` counts the states where the two
   successor sets differ. Zero means the change made no difference in any state searched: the
@@ -37,22 +38,28 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from flipcheck.model.protocol import NOT_EXPLORED, RULES, Job, Protocol, rules_of, successors
+from flipcheck.model.protocol.switches import SWITCHES, overridden
 
 from .protocol_properties import check_step
 
 __all__ = ["SWITCHES", "SWITCH_EXAMPLES", "Coverage", "overridden", "with_switch_removed", "covering",
            "vacuity_messages", "unfired_rules", "coverage_lines", "rule_coverage_report"]
 
-#: Every switch a variant may override: the class attributes of :class:`Protocol` and its plan.
-SWITCHES = tuple(name for name, value in vars(Protocol).items()
-                 if not name.startswith("_") and name != "name" and (isinstance(value, bool) or callable(value)))
-
 #: For each switch, the smallest configuration of the exhaustive sweep or the manifest
 #: (tests/manifests/protocol.json; fewest states) on which flipping it changes some state's
 #: successors (measured once over all 95 of them):
-#: ``(graph, mode, records, checkpoints, failures, stop_with_savepoint)``. Checked by
-#: tests/cover/test_protocol_coverage.py; ``plan`` has no flip (any algorithm may replace it).
+#: ``(graph, mode, records, checkpoints, failures, stop_with_savepoint)``. For a rule method, the
+#: smallest on which flipping each boolean its default body reads does, so every branch of the
+#: rule runs there. Checked by tests/cover/test_protocol_coverage.py; ``plan`` has none (any
+#: algorithm may replace it).
 SWITCH_EXAMPLES = {
+    "may_finish": ("pair", "unaligned", 0, 1, 0, False),
+    "finish_waits_for": ("pair", "unaligned", 0, 1, 0, False),
+    "on_finished_report": ("pair", "aligned", 0, 1, 0, False),
+    "finished_task_declines_trigger": ("pair", "aligned", 0, 1, 0, True),
+    "finalize_problem": ("union", "aligned", 0, 1, 0, False),
+    "end_of_data_view_after_failover": ("pair", "aligned", 0, 1, 1, False),
+    "end_of_input_checkpoint_id": ("pair-v2", "aligned", 0, 1, 0, False),
     "checkpoints_after_tasks_finished": ("pair", "aligned", 0, 1, 0, False),
     "wait_for_end_of_data_acks": ("pair", "unaligned", 0, 1, 0, False),
     "wait_for_final_checkpoint": ("pair", "aligned", 0, 1, 0, False),
@@ -92,13 +99,6 @@ class Coverage:
         for name, n in other.overrides.items():
             self.overrides[name] = self.overrides.get(name, 0) + n
         self.states += other.states
-
-
-def overridden(protocol: Protocol) -> tuple[str, ...]:
-    """The switches ``protocol`` sets differently from :class:`Protocol` (in :data:`SWITCHES` order)."""
-    cls = type(protocol)
-    return tuple(name for name in SWITCHES if getattr(cls, name) is not getattr(Protocol, name)
-                 and getattr(cls, name) != getattr(Protocol, name))
 
 
 def with_switch_removed(job: Job, switch: str) -> Job:

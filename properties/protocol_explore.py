@@ -56,7 +56,7 @@ from .explore import StateGraph, cannot_reach, explore_graph, lasso
 from .protocol_properties import (
     AFTER_ABORT, END_REACHABLE, NO_DEADLOCK, check_state, check_step, no_deadlock,
 )
-from .protocol_reduction import REDUCTIONS, ample_function, forget_restore_data
+from .protocol_reduction import REDUCTIONS, ample_function, forget_restore_data, sound_reduction
 from .protocol_symmetry import canonical_function
 from .violation import Violation
 
@@ -328,8 +328,10 @@ def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool 
     ``time.perf_counter()`` value) ends the search like ``max_states`` does: incomplete.
     ``coverage=True`` also counts the rules every generated step took and whether each switch
     the protocol overrides changed a successor (:mod:`.protocol_coverage`; the result's
-    ``coverage``).
+    ``coverage``). A protocol overriding a rule method is searched unreduced
+    (:func:`~.protocol_reduction.sound_reduction`; the result's ``reduction`` says which).
     """
+    reduction = sound_reduction(job, reduction) if reduction in REDUCTIONS else reduction
     functions = search_functions(job, reduction)
     measured = None
     if coverage:
@@ -389,6 +391,7 @@ def search_functions(job: Job, reduction: str = "none") -> dict:
     explorer."""
     if reduction not in REDUCTIONS:
         raise ValueError(f"reduction must be one of {', '.join(REDUCTIONS)}, got {reduction!r}")
+    reduction = sound_reduction(job, reduction)
     functions = {"successors": _checked_successors(job), "canonical": lambda s: _canonical(job, s)[0],
                  "is_final": lambda s: is_end(job, s),
                  "check_state": lambda s: check_state(job, s) if is_end(job, s) else (), "mark": _abort_marks}

@@ -43,15 +43,38 @@ from __future__ import annotations
 from typing import Callable
 
 from flipcheck.model.protocol import Job, JobState, Snapshot
+from flipcheck.model.protocol.switches import RULE_METHODS, overridden
 from flipcheck.model.protocol.independence import (
     VISIBLE, conflict, enabling_transitions, footprint, instance_kind, kind_footprint, transition, transitions,
 )
 
-__all__ = ["REDUCTIONS", "ample_function", "stubborn_set", "forget_restore_data"]
+__all__ = ["REDUCTIONS", "sound_reduction", "ample_function", "stubborn_set", "forget_restore_data"]
 
 # What ``--reduction`` accepts: none, partial-order reduction (here), symmetry reduction
 # (:mod:`.protocol_symmetry`), or both.
 REDUCTIONS = ("none", "por", "symmetry", "all")
+
+
+def sound_reduction(job: Job, reduction: str) -> str:
+    """``reduction``, or ``"none"`` where it might not keep every verdict of ``job``. Both
+    reductions are worked out from the model's own rule bodies: the footprints of
+    :mod:`~flipcheck.model.protocol.independence` read the protocol's booleans, and the
+    symmetries assume rules that treat interchangeable tasks alike. A protocol overriding a rule
+    method may read and write anything, so it is searched unreduced: the same verdicts, in more
+    states. Not for ``plan``: its steps' footprint is the view whatever it computes, and the
+    symmetry reduction checks it for every view (:mod:`.protocol_symmetry`).
+
+    >>> from flipcheck.generators.protocol import example_graph
+    >>> from flipcheck.model.protocol import Protocol
+    >>> class Mine(Protocol):
+    ...     def may_finish(self, job, state, t):
+    ...         return super().may_finish(job, state, t)
+    >>> sound_reduction(Job(example_graph("pair")), "all"), sound_reduction(Job(example_graph("pair"), protocol=Mine()), "all")
+    ('all', 'none')
+    """
+    if reduction != "none" and any(name in RULE_METHODS and name != "plan" for name in overridden(job.protocol)):
+        return "none"
+    return reduction
 
 
 _FAILS = "fails"   # a transition whose step is visible, or disabled without a known enabling set

@@ -69,7 +69,7 @@ from flipcheck.model.protocol.coordinator import (
 )
 from flipcheck.model.protocol.failover import failover
 from flipcheck.model.protocol.state import BARRIER, DATA, EOD, EOP
-from flipcheck.model.protocol.tasks import end_of_data, finish, may_finish, receive, receive_notification, receive_trigger_rpc
+from flipcheck.model.protocol.tasks import end_of_data, finish, receive, receive_notification, receive_trigger_rpc
 
 __all__ = ["OWN_KINDS", "LAGGING_KINDS", "KINDS", "Verdict", "SearchProgress", "observe", "validate", "every_step", "replay_behaviour",
            "model_label", "MAX_WAITING", "impossible_observation", "BACKTRACK_FLOOR", "shown_by_step"]
@@ -756,7 +756,7 @@ def _ready_to_close(job: Job, s: JobState, t: int) -> bool:
     """J7 holds for ``t`` but for its pending checkpoints (Flink waits for those after closing)."""
     ts = s.tasks[t]
     idle = ts._replace(outbox=(), snapshot=None)
-    return may_finish(job, s._replace(tasks=s.tasks[:t] + (idle,) + s.tasks[t + 1:]), t)
+    return job.protocol.may_finish(job, s._replace(tasks=s.tasks[:t] + (idle,) + s.tasks[t + 1:]), t)
 
 
 def model_label(o: tuple) -> tuple:
@@ -855,7 +855,7 @@ def _why_not_finish(job: Job, s: JobState, t: int) -> str:
     ts, who = s.tasks[t], job.name(t)
     if ts.phase == FINISHED:
         return f"{who} already finished"
-    if may_finish(job, s, t):
+    if ts.active and job.protocol.may_finish(job, s, t):
         return f"{who} may finish, but not with the other lines around this one"
     if ts.phase == RUNNING:
         return f"{who} may not finish yet: it has not reached end of data"

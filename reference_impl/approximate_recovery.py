@@ -738,7 +738,31 @@ class ApproximateRecoveryRun:
 
 class ApproximateLocalRecovery:
     """The FLIP-135 engine: Flink's classes, every streaming edge PIPELINED_APPROXIMATE
-    (``ALL_EDGES_PIPELINED_APPROXIMATE``), plus the seed's zombie rule and barrier dropping."""
+    (``ALL_EDGES_PIPELINED_APPROXIMATE``), plus the seed's zombie rule and barrier dropping.
+    ``flipcheck.ApproximateLocalRecovery``, the base class of a variant of your own.
+
+    A variant replaces one class of the bundle, each Flink's: ``failover_strategy_class``
+    (``RestartPipelinedRegionFailoverStrategy``: which tasks restart), ``subpartition_class`` and
+    ``partition_writer_class`` (the network stack), ``scheduler_class``, ``barrier_filter_class``
+    (the restarted task's barrier dropping) and ``recovery_class`` (a whole recovery); or
+    ``partition_type``. :meth:`restart_set`, :meth:`subpartition_harness`, :meth:`barrier_run`
+    and :meth:`recovery` drive them. Check yours with
+    ``flipcheck verify --suite approximate-recovery --variant FILE.py:Mine``.
+
+    >>> import flipcheck
+    >>> from flipcheck.reference_impl.approximate_recovery import RestartPipelinedRegionFailoverStrategy
+    >>> g = flipcheck.job_graph([("src", 1), ("map", 2), ("sink", 1)],
+    ...                         [("src", "map", "all-to-all"), ("map", "sink", "all-to-all")])
+    >>> sorted(flipcheck.ApproximateLocalRecovery().restart_set(g, {("map", 0)}))   # map[0] and downstream
+    [('map', 0), ('sink', 0)]
+    >>> class OnlyTheFailedTask(RestartPipelinedRegionFailoverStrategy):
+    ...     def get_tasks_needing_restart(self, failed, failed_partitions=frozenset()):
+    ...         return {failed}
+    >>> class SingleTaskRecovery(flipcheck.ApproximateLocalRecovery):
+    ...     failover_strategy_class = OnlyTheFailedTask
+    >>> sorted(SingleTaskRecovery().restart_set(g, {("map", 0)}))     # the sink keeps the lost records' effects
+    [('map', 0)]
+    """
 
     name = "flip135"
     flink_issue: str | None = None

@@ -478,7 +478,36 @@ class JobMaster:
 
 
 class BatchJob:
-    """A batch job under HA: the event store and TaskManagers outlive JobMaster incarnations."""
+    """A batch job under HA: the event store and TaskManagers outlive JobMaster incarnations.
+    ``flipcheck.BatchJob``, the base class of a variant of your own.
+
+    A variant replaces one class, each Flink's: ``jobmaster_class`` (:class:`JobMaster`), whose
+    ``handler_class`` (:class:`DefaultBatchJobRecoveryHandler`: replaying the job events after a
+    JobMaster failover), ``scheduler_class`` (:class:`AdaptiveBatchScheduler`) and
+    ``coordinator_class`` (:class:`BatchSourceCoordinator`) are the usual places. :meth:`apply`
+    takes one action of :mod:`flipcheck.model.batch_recovery` (:meth:`enabled` lists them) and
+    :meth:`view` shows the model's state. Check yours with
+    ``flipcheck verify --suite batch-recovery --variant FILE.py:Mine``.
+
+    >>> import flipcheck
+    >>> from flipcheck.model.batch_recovery import Config
+    >>> from flipcheck.reference_impl.batch_recovery import DefaultBatchJobRecoveryHandler, JobMaster
+    >>> class KeepTrailingEvents(DefaultBatchJobRecoveryHandler):
+    ...     def kept_entries(self, entries):
+    ...         return entries              # replay finished events after the last snapshot too
+    >>> class Mine(flipcheck.BatchJob):
+    ...     jobmaster_class = type("MyJobMaster", (JobMaster,), {"handler_class": KeepTrailingEvents})
+    >>> config = Config(flipcheck.job_graph([("src", 2), ("sink", 1)], [("src", "sink", "all-to-all")]), splits=1)
+    >>> for engine in (flipcheck.BatchJob(config), Mine(config)):
+    ...     for action in [("start", 0), ("start", 1), ("assign", 0), ("finish", 0), ("flush",), ("crash",),
+    ...                    ("restart",)]:
+    ...         engine.apply(action)
+    ...     print(engine.jm.graph.status, engine.jm.coordinators[0].enumerator_pool)
+    ['CREATED', 'CREATED', 'CREATED'] [('src', 0)]
+    ['FINISHED', 'CREATED', 'CREATED'] [('src', 0)]
+
+    The second job has ``src[0]`` FINISHED with its split handed out again: read twice.
+    """
 
     name = "flink"
     flink_issue: str | None = None

@@ -631,7 +631,31 @@ class LocalRecoveryCluster:
 
 
 class TaskLocalRecovery:
-    """Flink's task-local recovery, local backup and local recovery on (recovery facts §2)."""
+    """Flink's task-local recovery, local backup and local recovery on (recovery facts §2):
+    ``flipcheck.TaskLocalRecovery``, the base class of a variant of your own.
+
+    A variant replaces one class of the bundle, each Flink's: ``snapshot_runnable_class``
+    (writing a snapshot), ``local_store_class`` (``TaskLocalStateStoreImpl``),
+    ``prioritized_builder_class`` (the restore alternatives), ``backend_restorer_class`` (trying
+    them) and ``slot_allocator_class`` (scheduling to the previous allocation); or
+    ``local_recovery_enabled``. :meth:`snapshot`, :meth:`store_harness`, :meth:`restore`,
+    :meth:`assign_slots` and :meth:`cluster` drive them. Check yours with
+    ``flipcheck verify --suite local-recovery --variant FILE.py:Mine``.
+
+    >>> import flipcheck
+    >>> from flipcheck.model.local_recovery import LOCAL, KeyedHandle
+    >>> from flipcheck.reference_impl.local_recovery import PrioritizedOperatorSubtaskStateBuilder
+    >>> primary, local = [KeyedHandle(0, 2, 1)], [KeyedHandle(0, 1, 1, LOCAL)]   # a local copy of half of it
+    >>> flipcheck.TaskLocalRecovery().restore(primary, local).handles          # the primary: every key group
+    (KeyedHandle(start=0, end=2, checkpoint=1, location='remote', readable=True),)
+    >>> class LocalCopyAsWholeState(PrioritizedOperatorSubtaskStateBuilder):
+    ...     def build(self):
+    ...         return tuple(tuple(a) for a in self.alternatives if a) + (self.jm,)
+    >>> class Mine(flipcheck.TaskLocalRecovery):
+    ...     prioritized_builder_class = LocalCopyAsWholeState
+    >>> Mine().restore(primary, local).handles                             # key group 1 comes back empty
+    (KeyedHandle(start=0, end=1, checkpoint=1, location='local', readable=True),)
+    """
 
     name = "flink"
     flink_issue: str | None = None

@@ -570,7 +570,33 @@ class SourceJob:
 
     ``transport[s]`` is the FIFO of RPCs to subtask ``s``: ``("split", x)`` (an AddSplitEvent)
     and ``("barrier", id)`` (``triggerCheckpoint``). ``lost[s]`` lists the events lost on the way
-    whose send futures have not failed yet.
+    whose send futures have not failed yet. ``flipcheck.SourceJob``, the base class of a variant
+    of your own.
+
+    A variant replaces one class, each Flink's: ``holder_class``
+    (:class:`OperatorCoordinatorHolder`, with its ``coordinator_class`` and ``gateway_class``:
+    :class:`SourceCoordinator`, :class:`SubtaskGatewayImpl`), ``checkpoint_coordinator_class``
+    and ``task_class`` (:class:`SourceReaderTask`). :meth:`apply` takes one action of
+    :mod:`flipcheck.model.split_assignment` (:meth:`enabled` lists them) and :meth:`view` shows
+    the model's state. Check yours with
+    ``flipcheck verify --suite split-assignment --variant FILE.py:Mine``.
+
+    >>> import flipcheck
+    >>> from flipcheck.model.split_assignment import Config
+    >>> class GatewayNeverHolds(SubtaskGatewayImpl):
+    ...     def try_close_gateway(self, checkpoint_id):
+    ...         return checkpoint_id in self.current_marked   # "closed", but nothing waits
+    >>> class Mine(flipcheck.SourceJob):
+    ...     holder_class = type("MyHolder", (OperatorCoordinatorHolder,), {"gateway_class": GatewayNeverHolds})
+    >>> for engine in (flipcheck.SourceJob(Config(readers=1, splits=2)), Mine(Config(readers=1, splits=2))):
+    ...     for action in [("register", 0), ("assign", 0), ("trigger",), ("assign", 0)]:
+    ...         engine.apply(action)
+    ...     print(engine.holder.gateways[0].blocked_events, engine.transport[0])
+    {1: [1]} [('split', 0)]
+    {} [('split', 0), ('split', 1)]
+
+    Flink holds split 1, assigned after the coordinator's snapshot of checkpoint 1, until that
+    checkpoint's barrier; the second job sends it at once.
     """
 
     name = "flink"

@@ -100,6 +100,16 @@ def check_names(cls: type, base: type) -> tuple[str, ...]:
     ...     wait_for_final_checkpoint = True
     >>> check_names(Same, Protocol)
     ('Same sets wait_for_final_checkpoint to True, the value flipcheck.Protocol has: it changes nothing',)
+
+    A rule method is held to its parameters, and a switch stays a switch:
+
+    >>> class ExitsEarly(Protocol):
+    ...     def may_finish(self, task):
+    ...         return True
+    >>> check_names(ExitsEarly, Protocol)
+    Traceback (most recent call last):
+    ...
+    flipcheck.reference_impl.user_variants.UserVariantError: ExitsEarly.may_finish(self, task) cannot take the arguments flipcheck.Protocol.may_finish(self, job, state, t) is called with
     """
     defined = set(dir(base))
     public = sorted(name for name in defined if not name.startswith("_"))
@@ -115,12 +125,46 @@ def check_names(cls: type, base: type) -> tuple[str, ...]:
                 hint = f": did you mean {close[0]}?" if close else "."
                 raise UserVariantError(f"{klass.__name__}.{name} is not a name {base_name(base)} defines, so it "
                                        f"changes nothing{hint} (a helper of your own: start its name with _)")
+            problem = _override_problem(klass, name, value, base)
+            if problem:
+                raise UserVariantError(problem)
             inherited = getattr(base, name)
             if (klass is cls and name not in _METADATA and not callable(value) and type(value) is type(inherited)
                     and value == inherited):
                 found.append(f"{cls.__name__} sets {name} to {value!r}, the value {base_name(base)} has: "
                              f"it changes nothing")
     return tuple(found)
+
+
+def _override_problem(klass: type, name: str, value, base: type) -> str | None:
+    """Why ``klass``'s ``name = value`` cannot stand in for the base's: a method replaced by a
+    value or a switch by a method (every rule would read something else), or a method whose
+    parameters cannot take what the rules pass (the first exploration would fail in the middle)."""
+    inherited = inspect.getattr_static(base, name)
+    where = f"{klass.__name__}.{name}"
+    if isinstance(inherited, bool) and inspect.isfunction(value):
+        return f"{where} is a method, but {base_name(base)}.{name} is a switch: set it to True or False"
+    if not inspect.isfunction(inherited):
+        return None
+    if not callable(value):
+        return (f"{where} is {value!r}, but {base_name(base)}.{name} is a method: override it with "
+                f"def {name}{_parameters(inherited)}")
+    if not inspect.isfunction(value):
+        return None   # a staticmethod, classmethod or callable object: the user's own arrangement
+    positional = [p for p in inspect.signature(inherited).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    try:
+        inspect.signature(value).bind(*positional)
+    except TypeError:
+        return (f"{where}{_parameters(value)} cannot take the arguments {base_name(base)}.{name}"
+                f"{_parameters(inherited)} is called with")
+    return None
+
+
+def _parameters(function) -> str:
+    """``(self, job, state, t)``: a function's parameters by name, as a user would write them."""
+    parameters = inspect.signature(function).parameters.values()
+    return "(" + ", ".join(str(p.replace(annotation=p.empty)) for p in parameters) + ")"
 
 
 def is_spec(name: str) -> bool:

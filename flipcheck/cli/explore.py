@@ -40,9 +40,10 @@ output (--json): one object
 
 coverage: every generated step is counted under the model's rules it took (J1-J9, S1-S4,
 C1-C8, F1; docs/protocol.md), as TLC counts per action; a rule at 0 was never checked. For each
-switch your --variant overrides, "changed_successors" counts the expanded states whose
-successors differ with that override removed; at 0 the change made no difference in any state
-searched, and the text output says so and names a configuration where it does.
+switch your --variant overrides (a boolean, or a rule method such as may_finish or plan),
+"changed_successors" counts the expanded states whose successors differ with that override
+removed; at 0 the change made no difference in any state searched, and the text output says so
+and names a configuration where it does.
 
 reduction (docs/protocol.md): with por the search follows, in a state where no failover can
 happen any more, only a stubborn set of steps: those that may interfere with each other, closed
@@ -52,7 +53,8 @@ renaming tasks, channels and records. all (the default) does both. Every deadloc
 violated step property, cycle that never ends the job and hopeless abort is still found, so
 the verdict is the same; "states" counts the reduced graph, "reduced_states" the states where
 only some steps were followed. Each violation's trace is searched again in the full model, so
-it is the shortest one, the same as with --reduction none.
+it is the shortest one, the same as with --reduction none. A --variant overriding a rule method
+(but plan) is searched with none: the reductions were worked out from the model's own rules.
 
 fingerprints: two different states may share a 64-bit fingerprint, and the second is then
 taken for seen. The probability printed is TLC's optimistic estimate, distinct x (generated -
@@ -96,7 +98,8 @@ def configure(parser) -> None:
                         help="the coordinator may stop the job once with a savepoint without drain "
                              "(aligned mode, no failures)")
     parser.add_argument("--variant", type=variant, default=None, metavar="NAME",
-                        help="a named protocol variant, or your own subclass of flipcheck.model.protocol.Protocol: "
+                        help="a named protocol variant, or your own subclass of flipcheck.Protocol overriding "
+                             "a boolean or a rule method (may_finish, plan, ...; docs/api.md): "
                              "FILE.py:CLASS or MODULE:CLASS (runs that file's code; docs/architecture.md)")
     parser.add_argument("--max-states", type=bounded_int(1, MAX_STATES), default=None, metavar="N",
                         help="stop after N distinct states")
@@ -195,7 +198,7 @@ def run(args) -> int:
         sys.stdout.write(json.dumps({"states": result.states, "transitions": result.transitions,
                                      "complete": result.complete, "violations": violations,
                                      "store": args.store, "collision_probability": collision,
-                                     "reduction": args.reduction, "reduced_states": result.graph.reduced,
+                                     "reduction": result.reduction, "reduced_states": result.graph.reduced,
                                      "coverage": coverage.as_json() if coverage is not None else None}) + "\n")
     else:
         lines = [f"{result.states} states, {result.transitions} transitions, "

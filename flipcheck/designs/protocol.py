@@ -206,9 +206,10 @@ HUNT_CONFIGS = (("pair", 1, {}, 60_000), ("twin", 0, {}, 60_000), ("twin", 1, {}
 # Sink V2 mutants hunt on a Sink V2 graph with one failover: their bugs need a restore (FLINK-25920,
 # FLINK-37605).
 SINK_V2_HUNT_CONFIGS = (("pair-v2", 0, {"failures": 1}, 60_000), ("pair-v2", 1, {"failures": 1}, 60_000))
-# The Protocol attributes only a Sink V2 vertex reads (model/protocol/tasks.py rules S1-S4).
+# The Protocol switches only a Sink V2 vertex reads (model/protocol/tasks.py rules S1-S4; the
+# rule method end_of_input_checkpoint_id is S1).
 SINK_V2_ATTRIBUTES = ("no_pre_barrier_commit_after_end_of_input", "restore_end_of_input",
-                      "end_of_input_id_is_next_checkpoint")
+                      "end_of_input_id_is_next_checkpoint", "end_of_input_checkpoint_id")
 
 
 def hunt_configs(variant: str) -> tuple:

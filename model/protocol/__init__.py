@@ -12,7 +12,10 @@ Where each part is written down:
 
 * :mod:`.state` — the state types (:class:`JobState`, :class:`TaskState`, :class:`Coordinator`, ...);
 * :mod:`.structure` — the job graph expanded into tasks and channels (:class:`Job`), and its bounds;
-* :mod:`.protocol` — the switches that protocol variants override (:class:`Protocol`);
+* :mod:`.switches` — :class:`Protocol`: the booleans protocol variants flip, and the rules a change
+  most often touches as methods whose body is the rule (J7 ``may_finish``/``finish_waits_for``,
+  C1 ``on_finished_report``, C2 ``plan``, C4 ``finished_task_declines_trigger``, C5
+  ``finalize_problem``, F1/C6 ``end_of_data_view_after_failover``, S1 ``end_of_input_checkpoint_id``);
 * :mod:`.tasks` — the task rules J1–J9 and the Sink V2 rules S1–S4;
 * :mod:`.coordinator` — the coordinator rules C1–C7;
 * :mod:`.failover` — the failover rule F1;

@@ -46,15 +46,15 @@ def receive_acknowledgement(job: Job, s: JobState, t: int) -> Steps:
 
 def receive_finished_reports(job: Job, s: JobState) -> Steps:
     """C1: any FINISHED report on its way arrives (late and in any order: seed "the order of the
-    reports of FINISHED status arrived at JobMaster is not guaranteed") and joins the
-    coordinator's view."""
+    reports of FINISHED status arrived at JobMaster is not guaranteed"); what the coordinator
+    makes of it is :meth:`~.switches.Protocol.on_finished_report` (the task joins its view)."""
     c = s.coordinator
     steps = []
     for t in range(len(job.tasks)):
         if c.finished_reports >> t & 1:
             n = Step(job, s)
-            n.coord = c._replace(finished_reports=c.finished_reports & ~(1 << t),
-                                 known_finished=c.known_finished | 1 << t, learned=True)
+            arrived = c._replace(finished_reports=c.finished_reports & ~(1 << t))
+            n.coord = job.protocol.on_finished_report(job, arrived, t)
             steps.append((("report-finished", t), n))
     return steps
 
@@ -195,11 +195,11 @@ def _acknowledge(n: Step, t: int, k: int, snapshot: Snapshot) -> None:
 
 
 def _complete(n: Step, pending: Pending) -> None:
-    """C5: finalize (the FLINK-21080 checks may abort it with ``CHECKPOINT_DECLINED_TASK_CLOSING``),
-    keep it for a restore while a failover can still happen (F1), and notify the tasks to commit
-    to, asynchronously (J8)."""
+    """C5: finalize (:meth:`~.switches.Protocol.finalize_problem`, the FLINK-21080 checks, may abort
+    it with ``CHECKPOINT_DECLINED_TASK_CLOSING``), keep it for a restore while a failover can still
+    happen (F1), and notify the tasks to commit to, asynchronously (J8)."""
     job = n.job
-    problem = _union_list_state_problem(job, pending) if job.protocol.union_list_state_checks else None
+    problem = job.protocol.finalize_problem(job, pending)
     if problem is not None:
         n.notes.append(("finalize-failed", pending.id, problem))
         abort_pending(n, TASK_CLOSING)
@@ -211,21 +211,3 @@ def _complete(n: Step, pending: Pending) -> None:
         max(k, pending.id) if pending.commit >> t & 1 and n.tasks[t].phase != FINISHED else k
         for t, k in enumerate(n.notifications))
     n.notes.append(("completed", pending.id, pending.finished, pending.snapshots))
-
-
-def _union_list_state_problem(job: Job, pending: Pending) -> str | None:
-    """C5: flip147 facts §3.2 checkNoPartlyFinishedVertexUsedUnionListState and
-    checkNoPartlyOperatorsFinishedVertexUsedUnionListState (FLINK-21080)."""
-    for vertex in job.graph.topological_order:
-        tasks = job.vertex_tasks(vertex)
-        if not job.tasks[tasks[0]].union_list_state:
-            continue
-        finished = [t for t in tasks if pending.finished >> t & 1]
-        if finished and len(finished) < len(tasks):
-            return f"The vertex {vertex} has used UnionListState, but part of its tasks are FINISHED."
-        if not finished:
-            # Only the subtask states reported are checked: a task the plan did not wait for has none.
-            flags = {pending.snapshots[t].finished_operators for t in tasks if pending.snapshots[t] is not None}
-            if len(flags) > 1:
-                return f"The vertex {vertex} has used UnionListState, but part of its tasks has called operators' finish method."
-    return None

@@ -23,7 +23,8 @@ __all__ = ["failover"]
 
 def failover(job: Job, s: JobState) -> Steps:
     """F1: every task restarts from the latest completed checkpoint (from scratch without one);
-    the coordinator forgets its views (FINISHED and end of data: C6, FLINK-32945's fix), drops the
+    the coordinator forgets its views (FINISHED, and end of data as
+    :meth:`~.switches.Protocol.end_of_data_view_after_failover` says: C6, FLINK-32945's fix), drops the
     reports on their way and aborts the pending checkpoint. F1b: a trigger under way may use up
     its id (:func:`_trigger_may_be_under_way`)."""
     if s.coordinator.failovers >= job.failures:
@@ -45,7 +46,7 @@ def _failover_step(job: Job, s: JobState, burn_id: bool) -> Step:
     n.rpcs = ((),) * len(job.tasks)
     n.notifications = (0,) * len(job.tasks)
     failovers = c.failovers + 1
-    known_end_of_data = 0 if job.protocol.reset_end_of_data_view_on_failover else c.known_end_of_data
+    known_end_of_data = job.protocol.end_of_data_view_after_failover(job, c)
     n.coord = n.coord._replace(known_finished=0, finished_reports=0, learned=True,
                                failovers=failovers, restore=restore if failovers < job.failures else None,
                                known_end_of_data=known_end_of_data,

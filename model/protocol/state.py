@@ -86,6 +86,23 @@ class TaskState(NamedTuple):
         """RUNNING or END_OF_DATA: neither FINISHED nor CANCELED, so the task still takes steps."""
         return self.phase < FINISHED
 
+    @property
+    def inputs_open(self) -> bool:
+        """Some input has not delivered EndOfPartition yet (J3: the handler still has it open)."""
+        return self.handler is not None and bool(self.handler.open)
+
+    @property
+    def checkpoint_pending(self) -> bool:
+        """A checkpoint of this task is still under way here: a snapshot waiting for barriers,
+        or an acknowledgement not yet at the coordinator (J5; what J7 waits for)."""
+        return self.snapshot is not None or bool(self.outbox)
+
+    @property
+    def final_checkpoint_completed(self) -> bool:
+        """J6/J7: a checkpoint at least as new as the task's final one completed and the task
+        was notified of it (flip147 facts §3.1 ``finalCheckpointMinId``)."""
+        return bool(self.final_min) and self.notified >= self.final_min
+
 
 # A finished task is gone; only its phase remains (and, set by J7, the transactions it left pending).
 FINISHED_TASK = TaskState(phase=FINISHED)

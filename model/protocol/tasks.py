@@ -32,7 +32,7 @@ from .structure import Job
 
 __all__ = [
     "emit", "end_of_data", "receive", "poll_released", "finish", "receive_notification", "receive_trigger_rpc",
-    "fresh_task", "may_finish", "send_barrier", "commit",
+    "fresh_task", "send_barrier", "commit",
 ]
 
 # ----------------------------------------------------------------------------------------------
@@ -99,12 +99,14 @@ def poll_released(job: Job, s: JobState, t: int) -> Steps:
 
 
 def finish(job: Job, s: JobState, t: int) -> Steps:
-    """J7: a task allowed to finish (:func:`may_finish`) cancels the checkpoints it still takes
-    part in (none unless FLIP-147 is off or a variant: off, it drops them without a decline,
+    """J7: a running task its protocol allows to finish
+    (:meth:`~.switches.Protocol.may_finish`) cancels the checkpoints it still takes part in
+    (none unless FLIP-147 is off or a variant: off, it drops them without a decline,
     flip147 facts §4.7; a variant declines them), sends EndOfPartition downstream and its
-    FINISHED report to the coordinator (C1: it arrives later). A sink's ``close()`` aborts its open
-    transaction; the pre-committed ones stay pending: a finished task is never notified again."""
-    if not may_finish(job, s, t):
+    FINISHED report to the coordinator (C1: it arrives later). A sink's ``close()`` aborts its
+    open transaction; the pre-committed ones stay pending: a finished task is never notified
+    again."""
+    if not s.tasks[t].active or not job.protocol.may_finish(job, s, t):
         return []
     n = Step(job, s)
     ts = n.tasks[t]
@@ -152,7 +154,8 @@ def receive_notification(job: Job, s: JobState, t: int) -> Steps:
 
 def receive_trigger_rpc(job: Job, s: JobState, t: int) -> Steps:
     """C4 and flip147 facts §2.5: a trigger RPC reaches task ``t`` (the oldest one on its way). A FINISHED task
-    declines it (FLINK-23741; a CANCELED one is unknown, flip147 facts §3.2); a source takes its snapshot
+    declines it (FLINK-23741, :meth:`~.switches.Protocol.finished_task_declines_trigger`; a CANCELED one is
+    unknown, flip147 facts §3.2); a source takes its snapshot
     at once (J5, or J9 for a synchronous savepoint); a task with inputs hands it to its barrier
     handler (its upstream tasks all finished)."""
     if not s.rpcs[t]:
@@ -164,7 +167,7 @@ def receive_trigger_rpc(job: Job, s: JobState, t: int) -> Steps:
     if phase == CANCELED:
         decline(n, t, k, TASK_NOT_READY)  # "checkpoint request for unknown task" (flip147 facts §3.2)
     elif phase == FINISHED:
-        if job.protocol.decline_trigger_of_finished_task:
+        if job.protocol.finished_task_declines_trigger(job, s, t, k):
             n.notes.append(("trigger-declined", t, k))
             decline(n, t, k, TASK_NOT_READY)
         else:
@@ -234,28 +237,6 @@ def fresh_task(job: Job, t: int, emitted: int = 0) -> TaskState:
     return TaskState(emitted=emitted, handler=handler, txn=txn)
 
 
-def may_finish(job: Job, s: JobState, t: int) -> bool:
-    """J7: task ``t`` may finish: with FLIP-147 on, every downstream acknowledged its EndOfData,
-    its final checkpoint (or a newer one) completed (flip147 facts §3.1 ``afterInvoke``) and none of its
-    checkpoints is pending (flip147 facts §3.1 ``waitForPendingCheckpoints``); its inputs all delivered
-    EndOfPartition. J9: a task stopped by its savepoint finishes without end of data."""
-    ts = s.tasks[t]
-    if ts.sync_savepoint == STOPPED and ts.phase == RUNNING:
-        return not (ts.handler is not None and ts.handler.open) and not ts.outbox and ts.snapshot is None
-    if ts.phase != END_OF_DATA or ts.sync_savepoint > 0 or (ts.handler is not None and ts.handler.open):
-        return False
-    if not job.after_finished:
-        return True
-    p = job.protocol
-    if p.wait_for_end_of_data_acks and ts.acked != (1 << len(job.tasks[t].outputs)) - 1:
-        return False
-    if p.wait_for_final_checkpoint and not (ts.final_min and ts.notified >= ts.final_min):
-        return False
-    if p.wait_for_pending_checkpoints and (ts.outbox or ts.snapshot is not None):
-        return False
-    return True
-
-
 def _forward(n: Step, t: int, record: int) -> None:
     """J2: a record goes to one channel per output job edge (``record % consumers``)."""
     for route in n.job.tasks[t].routes:
@@ -283,12 +264,12 @@ def _end_data(n: Step, t: int) -> None:
 
 
 def _end_input_v2(n: Step, t: int) -> None:
-    """S1/S4: a Sink V2 writer's ``endInput`` flushes into a committable for its committer,
-    unless it was restored after its endInput already ran."""
+    """S1/S4: a Sink V2 writer's ``endInput`` flushes into a committable for its committer
+    (its id: :meth:`~.switches.Protocol.end_of_input_checkpoint_id`), unless it was restored after
+    its endInput already ran."""
     ts = n.tasks[t]
     if not ts.input_ended_before:
-        k = ts.last_checkpoint + 1 if n.job.protocol.end_of_input_id_is_next_checkpoint else EOI
-        _emit_committable(n, t, k, ts.txn or ())
+        _emit_committable(n, t, n.job.protocol.end_of_input_checkpoint_id(n.job, ts), ts.txn or ())
     n.tasks[t] = n.tasks[t]._replace(txn=None)  # no record may follow end of input
 
 

@@ -32,7 +32,29 @@ __all__ = ["Task"]
 
 
 class Task:
-    """One task's input gate and barrier handler; subclasses are the named variants."""
+    """One task's input gate and barrier handler: ``flipcheck.BarrierHandler``; subclasses are
+    the named variants (:mod:`flipcheck.reference_impl.barriers.variants`) and yours.
+
+    :meth:`process` takes one input event (the constructors of :mod:`flipcheck.model.barriers`)
+    and returns the outputs it caused. What to override: :meth:`trigger_checkpoint_async` (a
+    trigger RPC), :meth:`deliver_barrier` and :meth:`process_rpc_barrier` (a barrier from the
+    network or from an RPC), :meth:`trigger_checkpoint_like_source` (every input ended),
+    :meth:`create_handler`, or the handler's own classes (``single_handler_class``: Flink's
+    ``SingleCheckpointBarrierHandler``; ``tracker_class``: ``CheckpointBarrierTracker``). Check
+    yours with ``flipcheck.replay_barriers(events, channels, handler="FILE.py:Mine")`` or
+    ``flipcheck verify --suite barriers --variant FILE.py:Mine``.
+
+    >>> import flipcheck
+    >>> from flipcheck.model.barriers import Config, end_of_partition, rpc_trigger
+    >>> class IgnoresTriggerRpcs(flipcheck.BarrierHandler):
+    ...     def trigger_checkpoint_async(self, checkpoint_id):
+    ...         pass                              # a trigger RPC reaching this task is lost
+    >>> flink, mine = flipcheck.BarrierHandler(Config(channels=1)), IgnoresTriggerRpcs(Config(channels=1))
+    >>> [task.process(end_of_partition(0)) for task in (flink, mine)]     # its input ended
+    [(), ()]
+    >>> [task.process(rpc_trigger(1)) for task in (flink, mine)]          # triggered like a source
+    [(('triggered', 1, 'aligned'), ('completed', 1)), ()]
+    """
 
     name = "flink"
     source: str | None = None   # where a variant comes from: reports only

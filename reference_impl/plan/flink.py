@@ -43,7 +43,26 @@ def bitset_size(parallelism: int) -> int:
 
 
 class FlinkPlanCalculator:
-    """``DefaultCheckpointPlanCalculator.calculateCheckpointPlan`` step by step."""
+    """``DefaultCheckpointPlanCalculator.calculateCheckpointPlan`` step by step:
+    ``flipcheck.PlanCalculator``, the base class of a plan algorithm of your own.
+
+    :meth:`calculate` runs the steps, each a method to override: :meth:`is_running` (which
+    subtask states count as running), :meth:`tasks_started` (``checkTasksStarted``),
+    :meth:`calculate_with_all_tasks_running`, :meth:`calculate_after_tasks_finished`,
+    :meth:`trigger_roots` with :meth:`some_tasks_may_be_triggered` and
+    :meth:`triggered_subtasks`, and ``wiring`` (the POINTWISE wiring). Check yours with
+    ``flipcheck.plan(graph, Mine)`` or ``flipcheck verify --suite plan --variant FILE.py:Mine``.
+
+    >>> import flipcheck
+    >>> g = flipcheck.load_job_graph("examples/graphs/figure1.json")   # A finished; A, B -> C
+    >>> sorted(flipcheck.PlanCalculator().calculate(g).tasks_to_trigger)
+    [('B', 0)]
+    >>> class TriggerEveryRunningTask(flipcheck.PlanCalculator):
+    ...     def trigger_roots(self, graph, running, cardinality, running_indices):
+    ...         return running_indices          # every running task, whatever runs before it
+    >>> flipcheck.plan(g, TriggerEveryRunningTask).counterexample.property
+    'no_triggered_task_has_running_predecessor'
+    """
 
     name = "flink"
     # The Flink issue a variant re-creates (None for the engine and for design alternatives).

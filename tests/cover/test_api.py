@@ -143,3 +143,17 @@ def test_edge_patterns_are_public_and_what_job_graph_takes_and_an_edge_has():
     for path in (ROOT / "examples" / "user-project").rglob("*.py"):
         internal = re.findall(r"^\s*(?:from|import) (flipcheck\.\w+)", path.read_text(), re.M)
         assert internal == [], (path, internal)
+
+
+def test_flipcheck_sweep_stays_the_function_once_the_sweep_package_is_imported():
+    # the function imports the sweep layer (flipcheck/sweep/), which the import system binds to
+    # the same name: a second flipcheck.sweep(...) in one process called a module
+    import importlib
+
+    import flipcheck
+
+    importlib.import_module("flipcheck.sweep.runner")
+    assert flipcheck.sweep is flipcheck.api.sweep and callable(flipcheck.sweep)
+    from flipcheck.sweep import runner   # the package itself is still imported by its full name
+
+    assert runner.__name__ == "flipcheck.sweep.runner"

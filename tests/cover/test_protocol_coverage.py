@@ -1,14 +1,17 @@
 """Per-rule coverage and vacuity (issue 24, finding 2): which rules an exploration fired, and
 whether a variant's change made any difference in the states searched."""
 
+import inspect
 import json
+import re
 
 import pytest
 
 import flipcheck
 from flipcheck.cli import main
 from flipcheck.generators.protocol import example_graph
-from flipcheck.model.protocol import NOT_EXPLORED, RULES, Job, Protocol
+from flipcheck.model.protocol import EOI, NOT_EXPLORED, RULES, Job, Protocol
+from flipcheck.model.protocol.switches import RULE_METHODS
 from flipcheck.properties.protocol_coverage import SWITCH_EXAMPLES, SWITCHES, vacuity_messages
 from flipcheck.properties.protocol_explore import explore_job
 
@@ -80,14 +83,63 @@ def test_the_text_output_names_rules_and_vacuous_changes(capsys, tmp_path):
     assert "your change to wait_for_pending_checkpoints made no difference" in out
 
 
-@pytest.mark.parametrize("switch", [s for s in SWITCHES if s != "plan"])
+BOOLEANS = [s for s in SWITCHES if s not in RULE_METHODS]
+# Enough for a change to show on every example; a flipped union-list-state check would
+# otherwise search 74,050 states (over a minute).
+EXAMPLE_STATES = 3_000
+
+
+@pytest.mark.parametrize("switch", BOOLEANS)
 def test_the_table_names_a_configuration_where_flipping_each_switch_matters(switch):
     graph, mode, records, checkpoints, failures, stop = SWITCH_EXAMPLES[switch]
     flipped = type("Flipped", (Protocol,), {switch: not getattr(Protocol, switch)})
     job = Job(example_graph(graph), mode=mode, records=records, checkpoints=checkpoints, failures=failures,
               stop_with_savepoint=stop, protocol=flipped())
-    result = explore_job(job, liveness=False, coverage=True)
+    result = explore_job(job, liveness=False, coverage=True, max_states=EXAMPLE_STATES)
     assert result.coverage.overrides[switch] > 0 and vacuity_messages(result.coverage) == []
+
+
+# A changed body for each rule method: what a user's override might do.
+CHANGED_RULES = {
+    "may_finish": lambda self, job, state, t: set(self.finish_waits_for(job, state, t)) <= {"pending checkpoints"},
+    "finish_waits_for": lambda self, job, state, t: tuple(
+        w for w in Protocol.finish_waits_for(self, job, state, t) if w != "end-of-data acks"),
+    "on_finished_report": lambda self, job, coordinator, t: coordinator._replace(learned=True),
+    "finished_task_declines_trigger": lambda self, job, state, t, k: False,
+    "finalize_problem": lambda self, job, pending: None,
+    "end_of_data_view_after_failover": lambda self, job, coordinator: coordinator.known_end_of_data,
+    "end_of_input_checkpoint_id": lambda self, job, task: EOI,
+}
+
+
+def _booleans_read(method: str) -> set:
+    """The booleans a rule method's default body reads, through the rule methods it calls."""
+    names = set(re.findall(r"self\.(\w+)", inspect.getsource(getattr(Protocol, method))))
+    return (names & set(BOOLEANS)).union(*(_booleans_read(m) for m in names & set(RULE_METHODS) - {method}))
+
+
+def _explore_example(switch: str, protocol: type):
+    graph, mode, records, checkpoints, failures, stop = SWITCH_EXAMPLES[switch]
+    job = Job(example_graph(graph), mode=mode, records=records, checkpoints=checkpoints, failures=failures,
+              stop_with_savepoint=stop, protocol=protocol())
+    return explore_job(job, liveness=False, coverage=True, max_states=EXAMPLE_STATES)
+
+
+def test_every_rule_method_has_a_changed_body_here():
+    assert set(CHANGED_RULES) == set(RULE_METHODS) - {"plan"}
+    assert _booleans_read("may_finish") == {"wait_for_end_of_data_acks", "wait_for_final_checkpoint",
+                                            "wait_for_pending_checkpoints"}
+
+
+@pytest.mark.parametrize("method", sorted(CHANGED_RULES))
+def test_the_table_names_a_configuration_where_a_changed_rule_method_matters(method):
+    changed = type("Changed", (Protocol,), {method: CHANGED_RULES[method]})
+    result = _explore_example(method, changed)
+    assert result.coverage.overrides == {method: result.coverage.overrides[method]}
+    assert result.coverage.overrides[method] > 0 and vacuity_messages(result.coverage) == []
+    for switch in _booleans_read(method):   # every branch of the default rule runs there
+        flipped = type("Flipped", (Protocol,), {switch: not getattr(Protocol, switch)})
+        assert _explore_example(method, flipped).coverage.overrides[switch] > 0, switch
 
 
 def test_rules_that_no_exploration_takes_are_named_with_the_reason():

@@ -122,3 +122,27 @@ def test_the_nightly_profile_loads_its_hypothesis_settings_and_a_bad_profile_is_
     assert nightly.returncode == 0, nightly.stdout + nightly.stderr
     bad = run_pytest(tmp_path, "--flipcheck-profile", "weekly")
     assert bad.returncode == 4 and "--flipcheck-profile: invalid choice: 'weekly'" in bad.stderr
+
+
+def test_strict_fails_a_rule_method_override_that_changed_no_step(tmp_path):
+    # a change written as code is judged like a switch: this J7 refactoring changes nothing
+    (tmp_path / "test_exit_rule.py").write_text(textwrap.dedent("""
+        import flipcheck
+
+        GRAPH = flipcheck.job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
+
+
+        class ExitRuleRefactored(flipcheck.Protocol):
+            def may_finish(self, job, state, t):
+                return len(self.finish_waits_for(job, state, t)) == 0
+
+
+        def test_the_refactored_exit_rule(flipcheck_checker):
+            flipcheck_checker.explore(GRAPH, ExitRuleRefactored, records=1)
+    """))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
+                           f"--basetemp={tmp_path / 'base'}", str(tmp_path / "test_exit_rule.py")],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "your change to may_finish made no difference in the " in done.stdout
+    assert "@pytest.mark.flipcheck(strict=False) accepts it" in done.stdout
