@@ -86,7 +86,7 @@ class Result:
         head = f"{self.check}: {'ok' if self.ok else 'FAILED'}" + (f" ({counts})" if counts else "")
         head += "".join(f"\nwarning: {warning}" for warning in self.warnings)
         if isinstance(self.detail, dict) and "configurations" in self.detail:
-            head += "".join(f"\nsearched: {configuration_line(entry)}" for entry in self.detail["configurations"])
+            head += "".join(f"\n{configuration_line(entry)}" for entry in self.detail["configurations"])
         if self.counterexample is not None:
             return head + "\n" + str(self.counterexample)
         return head + "".join(f"\n{prop} violated: {message}" for prop, message in self.violations)
@@ -484,15 +484,15 @@ def configuration_line(entry: dict) -> str:
 
     >>> configuration_line({"graph": "twin", "mode": "unaligned", "records": 0, "checkpoints": 1, "failures": 0,
     ...                     "stop_with_savepoint": False, "states": 9531, "complete": True, "violated": []})
-    'twin graph, unaligned, records 0, checkpoints 1, failures 0: 9,531 states'
+    'searched: twin graph, unaligned, records 0, checkpoints 1, failures 0: 9,531 states'
     """
     graph = "your graph" if entry["graph"] == "given" else f"{entry['graph']} graph"
     line = (f"{graph}, {entry['mode']}, records {entry['records']}, checkpoints {entry['checkpoints']}, "
             f"failures {entry['failures']}" + (", stop-with-savepoint" if entry["stop_with_savepoint"] else ""))
     if not entry["states"]:
-        return line + ": not searched"
+        return f"not searched: {line}"
     line += f": {entry['states']:,} states" + ("" if entry["complete"] or entry["violated"] else " (cut short)")
-    return line + (f", violated: {', '.join(entry['violated'])}" if entry["violated"] else "")
+    return f"searched: {line}" + (f", violated: {', '.join(entry['violated'])}" if entry["violated"] else "")
 
 
 def cut_message(check: str, states: int, max_states: int | None) -> str:

@@ -8,8 +8,8 @@ own tests. Installed with flipcheck (entry point ``pytest11``), on by default.
   explores at most 200,000 states and verifies for 20 s; ``nightly`` goes to 5,000,000 states and
   10 minutes. Given on the command line it also loads the hypothesis settings profile of the
   same name (``flipcheck-ci``: 100 examples, derandomised; ``flipcheck-nightly``: 2,000).
-* What ``explore`` searches when you leave it out (the configurations are listed in the report,
-  ``searched: ...``, and in the result's ``detail["configurations"]``):
+* What ``explore`` searches when you leave the configuration to it (a failing test's report lists
+  the configurations, ``searched: ...``; the result has them in ``detail["configurations"]``):
 
   - **no graph** (``flipcheck_checker.explore(protocol=MyProtocol)``): flipcheck's first
     configuration set, small jobs that together show every change of its catalogue of real Flink
@@ -183,7 +183,7 @@ class Checker:
         if isinstance(result.detail, dict) and "configurations" in result.detail:
             from flipcheck.api import configuration_line
 
-            lines += [f"  searched: {configuration_line(entry)}" for entry in result.detail["configurations"]]
+            lines += [f"  {configuration_line(entry)}" for entry in result.detail["configurations"]]
         lines.append(f"  picture: {self._picture(result)}")
         if replay:
             lines.append(f"  replay:  {replay}")

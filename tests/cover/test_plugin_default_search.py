@@ -1,9 +1,14 @@
-"""What the pytest plugin searches when a user's test leaves the configuration to it (issue 24,
-item 3), as the user meets it: a test file of theirs run by pytest in its own process."""
+"""What ``flipcheck.explore`` and the pytest plugin search when the configuration is left to them
+(issue 24, item 3); the plugin as the user meets it: a test file of theirs run by pytest in its
+own process."""
 
 import subprocess
 import sys
 import textwrap
+
+import pytest
+
+import flipcheck
 
 USER_TESTS = """
 from flipcheck import Protocol, job_graph
@@ -38,7 +43,7 @@ def test_a_test_without_a_graph_searches_the_first_set_and_says_where_the_change
     assert "2 failed, 1 passed" in out, out + done.stderr
     report = out[out.index("flipcheck: explore NoWait: no_pending_checkpoint_cancelled violated"):]
     assert "  searched: twin graph, aligned, records 0, checkpoints 1, failures 0: " in report
-    assert "  searched: twin graph, unaligned, records 0, checkpoints 1, failures 0: not searched" in report
+    assert "  not searched: twin graph, unaligned, records 0, checkpoints 1, failures 0\n" in report
     replay = report.split("replay:  ", 1)[1].split("\n", 1)[0]
     assert f"flipcheck explore {tmp_path / '.flipcheck' / 'test_the_exit_rule_change.json'} " in replay
     assert "--mode aligned --records 0 --checkpoints 1 --failures 0" in replay
@@ -48,3 +53,27 @@ def test_a_test_without_a_graph_searches_the_first_set_and_says_where_the_change
     assert ("flipcheck: explore: records: without a graph, explore searches its first configuration set, whose "
             "bounds are its own; give a graph to choose them") in out
     assert "Traceback" not in out
+
+
+PAIR = flipcheck.job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
+
+
+def test_a_graph_is_searched_in_both_modes_unless_a_mode_or_a_savepoint_says_otherwise():
+    modes = lambda **bounds: [c["mode"] for c in flipcheck.explore(PAIR, **bounds).detail["configurations"]]  # noqa: E731
+    assert modes() == ["aligned", "unaligned"] and modes(records=0) == ["aligned", "unaligned"]
+    assert modes(mode="at-least-once") == ["at-least-once"]
+    assert modes(records=0, stop_with_savepoint=True) == ["aligned"]   # savepoints are aligned
+
+
+def test_max_states_bounds_the_whole_set_and_what_it_left_out_is_listed_as_not_searched():
+    whole = flipcheck.explore(PAIR)
+    aligned = whole.detail["configurations"][0]["states"]
+    with pytest.warns(UserWarning, match=f"no violation in {aligned + 10:,} states, but the search stopped"):
+        cut = flipcheck.explore(PAIR, max_states=aligned + 10)
+    first, second = cut.detail["configurations"]
+    assert (first["states"], first["complete"], second["states"], second["complete"]) == (aligned, True, 10, False)
+    assert cut.ok and not cut.counts["complete"] and cut.counts["states"] == aligned + 10
+    assert "(cut short)" in cut.report()
+    with pytest.warns(UserWarning):
+        spent = flipcheck.explore(PAIR, max_states=aligned)
+    assert spent.detail["configurations"][1]["states"] == 0 and "\nnot searched: your graph, unaligned" in spent.report()
