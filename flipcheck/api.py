@@ -359,9 +359,10 @@ def explore(graph=None, protocol: str | Protocol | type[Protocol] | None = None,
       ``"aligned"`` and ``"unaligned"``, since some changes show only in one of them;
     * no graph: flipcheck's first configuration set, small jobs that together can show each kind
       of change its catalogue of real Flink bugs has: two sources in both modes, a failover, a
-      stop-with-savepoint, union list state, a Sink V2 sink (and, for a protocol that changes
-      ``wait_for_end_of_data_acks`` or ``no_transaction_after_finish``, the larger job that shows
-      such a change). Its bounds are its own.
+      stop-with-savepoint, union list state, a Sink V2 sink; and for a protocol that changes its
+      ``plan``, ``no_transaction_after_finish`` or ``wait_for_end_of_data_acks``, the larger job
+      that shows such a change (``FIRST_CONFIGURATIONS_FOR_SWITCHES`` in
+      flipcheck/designs/protocol.py). Its bounds are its own.
 
     ``max_states`` bounds the states of the whole set; a search it cut short has
     ``counts["complete"]`` false and warns (a ``UserWarning``) that it did not search them all.

@@ -15,8 +15,8 @@ own tests. Installed with flipcheck (entry point ``pytest11``), on by default.
     configuration set, small jobs that together show every change of its catalogue of real Flink
     bugs: two sources into a two-phase-commit sink, aligned and unaligned; a failover; a
     stop-with-savepoint; union list state; a Sink V2 sink with a failover (about 15,000 states for
-    a protocol that breaks nothing; a change to ``wait_for_end_of_data_acks`` or
-    ``no_transaction_after_finish`` adds the larger job that shows it);
+    a protocol that breaks nothing; a change to ``plan``, ``no_transaction_after_finish`` or
+    ``wait_for_end_of_data_acks`` adds the larger job that shows it);
   - **your graph**: kept as it is, with the bounds you give (``records``, ``checkpoints``,
     ``failures``, ``stop_with_savepoint``; defaults 1, 1, 0, off) and, unless you give ``mode``,
     searched both aligned and unaligned: some changes show in one mode only.

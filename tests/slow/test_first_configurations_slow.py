@@ -1,7 +1,9 @@
 """The longer half of tests/quality/test_first_configurations.py: the catalogued protocol mutants
-the first configuration set catches past its first few thousand states, and FLIP-147 as Flink
-ships it, which passes the whole set, every state searched within the ci profile's bound, and the
-larger jobs added for a change to one switch."""
+the first configuration set catches past its first few thousand states, and the example
+project's bug; FLIP-147 as Flink ships it passes the whole set, every state searched within the ci
+profile's bound, and the larger jobs added for a change to one switch."""
+
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,14 @@ from test_first_configurations import SLOW, assert_the_default_search_fails
 @pytest.mark.parametrize("mutant", SLOW)
 def test_the_default_search_catches_the_mutant(mutant, tmp_path):
     assert_the_default_search_fails(mutant, tmp_path)
+
+
+def test_the_default_search_catches_the_example_projects_plan_bug(tmp_path):
+    # A plan deciding per vertex: wrong over a POINTWISE edge only once part of the upstream
+    # vertex finished, which the two pipelines added for a plan change show.
+    protocols = Path(__file__).resolve().parents[2] / "examples" / "user-project" / "src" / "my_checkpointing"
+    report = assert_the_default_search_fails(f"{protocols / 'protocols.py'}:VertexLevelTrigger", tmp_path)
+    assert "searched: parallel graph, aligned, records 0, checkpoints 1, failures 0: " in report
 
 
 def test_the_shipped_protocol_passes_the_whole_first_set_and_fires_every_explorable_rule(tmp_path):
