@@ -120,6 +120,8 @@ class Result:
                            else f"{key} {value}" for key, value in self.counts.items())
         head = f"{self.check}: {'ok' if self.ok else 'FAILED'}" + (f" ({counts})" if counts else "")
         head += "".join(f"\nwarning: {warning}" for warning in self.warnings)
+        if isinstance(self.detail, dict) and "configurations" in self.detail:
+            head += "".join(f"\n{configuration_line(entry)}" for entry in self.detail["configurations"])
         if self.counterexample is not None:
             return head + "\n" + str(self.counterexample)
         return head + "".join(f"\n{prop} violated: {message}" for prop, message in self.violations)
@@ -374,63 +376,99 @@ def replay_barriers(events: str | Sequence[str], channels: int, mode: str = "ali
 
 # -- the whole job ------------------------------------------------------------------------------
 
-def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, mode: str = "aligned",
-            records: int = 1, checkpoints: int = 1, failures: int = 0, stop_with_savepoint: bool = False,
-            max_states: int | None = None, reduction: str = "all", stop_at_first: bool = True) -> Result:
+def explore(graph=None, protocol: str | Protocol | type[Protocol] | None = None, *, mode: str | None = None,
+            records: int | None = None, checkpoints: int | None = None, failures: int | None = None,
+            stop_with_savepoint: bool | None = None, max_states: int | None = None, reduction: str = "all",
+            stop_at_first: bool = True) -> Result:
     """Explore every reachable state of the whole job (coordinator, tasks, channels;
     docs/protocol.md) running ``protocol``: None for FLIP-147 as Flink ships it, a variant's name,
     or your own :class:`Protocol` subclass (or instance). ``ok`` means no property violated in
-    the states searched; a search that ``max_states`` cut short has ``counts["complete"]`` false
-    and warns (a ``UserWarning``) that it did not search them all. The counterexample is the full
-    model's shortest trace. The search ends at the first
-    violation unless ``stop_at_first=False``, which finds every property violated (``violations``),
-    each with its shortest trace, at the cost of the whole state space.
+    the states searched. The counterexample is the full model's shortest trace.
+
+    What is searched is a set of configurations (``detail["configurations"]`` lists them, each
+    with its states):
+
+    * ``graph`` given: that graph with the bounds you give; one you leave out takes its default
+      (``records`` 1 per source subtask, ``checkpoints`` 1, ``failures`` 0, no
+      ``stop_with_savepoint``), except ``mode``: left out, the graph is searched both
+      ``"aligned"`` and ``"unaligned"``, since some changes show only in one of them;
+    * no graph: flipcheck's first configuration set, small jobs that together can show each kind
+      of change its catalogue of real Flink bugs has: two sources in both modes, a failover, a
+      stop-with-savepoint, union list state, a Sink V2 sink; and for a protocol that changes its
+      ``plan``, ``no_transaction_after_finish`` or ``wait_for_end_of_data_acks``, the larger job
+      that shows such a change (``FIRST_CONFIGURATIONS_FOR_SWITCHES`` in
+      flipcheck/designs/protocol.py). Its bounds are its own.
+
+    ``max_states`` bounds the states of the whole set; a search it cut short has
+    ``counts["complete"]`` false and warns (a ``UserWarning``) that it did not search them all.
+    The search ends at the first violation unless ``stop_at_first=False``, which finds every
+    property violated (``violations``), each with its shortest trace, at the cost of every state.
 
     >>> g = job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
-    >>> result = explore(g, records=1)
-    >>> result.ok, result.counts["complete"]
-    (True, True)
+    >>> result = explore(g)
+    >>> result.ok, result.counts["complete"], [c["mode"] for c in result.detail["configurations"]]
+    (True, True, ['aligned', 'unaligned'])
     >>> class FinishesEarly(Protocol):
     ...     name = "finishes-early"
     ...     wait_for_final_checkpoint = False
-    >>> bad = explore(g, FinishesEarly, records=1)
+    >>> bad = explore(g, FinishesEarly, mode="aligned")
     >>> bad.ok, bad.counterexample.property
     (False, 'final_checkpoint_before_finish')
     >>> bad.detail["coverage"]["overrides"]["wait_for_final_checkpoint"]["changed_successors"] > 0
     True
+    >>> class NoWait(Protocol):   # the exit rule changed: shows only with two sources or unaligned
+    ...     wait_for_pending_checkpoints = False
+    >>> found = explore(protocol=NoWait)
+    >>> found.counterexample.property, found.detail["configurations"][0]["graph"]
+    ('no_pending_checkpoint_cancelled', 'twin')
     """
     import shlex
+    from collections import Counter
 
     from flipcheck.designs.protocol import explore_command
     from flipcheck.model.protocol import MAX_RECORDS
+    from flipcheck.properties.protocol_coverage import Coverage, vacuity_messages
     from flipcheck.properties.protocol_explore import explore_job, replay
     from flipcheck.properties.protocol_reduction import REDUCTIONS
     from flipcheck.render.protocol_labels import trace_json
     from flipcheck.render.trace_steps import step_text
 
-    graph = _graph(graph)
     chosen = _protocol(protocol)
     label, variant = _protocol_names(protocol, chosen)
     if reduction not in REDUCTIONS:
         raise UsageError(f"reduction: {reduction!r} is not one of {', '.join(REDUCTIONS)}")
-    if not 0 <= records <= MAX_RECORDS:
+    if records is not None and not 0 <= records <= MAX_RECORDS:
         raise UsageError(f"records: {records} is not between 0 and {MAX_RECORDS:,}")
-    try:
-        job = Job(graph, protocol=chosen, mode=mode, records=records, checkpoints=checkpoints, failures=failures,
-                  stop_with_savepoint=stop_with_savepoint)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    result = explore_job(job, max_states=max_states, reduction=reduction, stop_at_first=stop_at_first, coverage=True)
-    counts = {"states": result.states, "transitions": result.transitions, "complete": result.complete,
-              "reduction": result.reduction, "seconds": round(result.seconds, 3)}
-    violations = tuple((c.property, c.message) for c in result.counterexamples)
-    first = None
-    steps = []
-    if result.counterexamples:
-        c = result.counterexamples[0]
+    searches = _searches(graph, chosen, mode=mode, records=records, checkpoints=checkpoints, failures=failures,
+                         stop_with_savepoint=stop_with_savepoint)
+    searched, coverage, totals, found, violations = [], Coverage(), Counter(), None, {}
+    for name, job_records, job in searches:
+        entry = {"graph": name, "mode": job.mode, "records": job_records, "checkpoints": job.checkpoints,
+                 "failures": job.failures, "stop_with_savepoint": job.stop_with_savepoint, "states": 0,
+                 "complete": False, "violated": []}
+        searched.append(entry)
+        left = None if max_states is None else max_states - totals["states"]
+        if (left is not None and left <= 0) or (found is not None and stop_at_first):
+            continue   # listed, not searched: the bound is spent, or a violation ended the search
+        result = explore_job(job, max_states=left, reduction=reduction, stop_at_first=stop_at_first, coverage=True)
+        entry.update(states=result.states, complete=result.complete, violated=result.violated())
+        totals.update(states=result.states, transitions=result.transitions, seconds=result.seconds)
+        coverage.add(result.coverage)
+        if result.counterexamples and found is None:
+            found = (job, job_records, result.counterexamples[0])
+        for c in result.counterexamples:   # each property's first, shortest trace
+            violations.setdefault(c.property, c.message)
+    complete = all(entry["complete"] for entry in searched)
+    counts = {"states": totals["states"], "transitions": totals["transitions"], "complete": complete,
+              "reduction": reduction, "seconds": round(totals["seconds"], 3),
+              "configurations": sum(1 for entry in searched if entry["states"])}
+    violations = tuple(violations.items())
+    first, steps, job = None, [], None
+    if found is not None:
+        job, job_records, c = found
         steps = replay(job, c.labels, c.cycle)
-        command = shlex.join(explore_command("GRAPH.json", variant, mode, records, checkpoints, failures,
-                                             stop_with_savepoint))
+        command = shlex.join(explore_command("GRAPH.json", variant, job.mode, job_records, job.checkpoints,
+                                             job.failures, job.stop_with_savepoint))
         first = Counterexample(c.property, c.message, tuple(map(step_text, trace_json(job, steps))), command)
 
     def draw(path: str) -> str:
@@ -441,15 +479,52 @@ def explore(graph, protocol: str | Protocol | type[Protocol] | None = None, *, m
         return render_trace(job, steps, path, f"{label}: {first.property} violated",
                             first.message if len(first.message) < 160 else first.message[:157] + "...")
 
-    if not result.complete and not violations:
+    if not complete and not violations:
         import warnings
 
-        warnings.warn(cut_message(f"explore {label}", result.states, max_states), SearchCut, stacklevel=2)
-    from flipcheck.properties.protocol_coverage import vacuity_messages
+        warnings.warn(cut_message(f"explore {label}", totals["states"], max_states), SearchCut, stacklevel=2)
+    detail = {"coverage": coverage.as_json(), "configurations": searched, "graph": job.graph if job else None}
+    return Result(f"explore {label}", not violations, counts, first, violations, detail=detail, _draw=draw,
+                  warnings=tuple(vacuity_messages(coverage)))
 
-    return Result(f"explore {label}", not violations, counts, first, violations,
-                  detail={"coverage": result.coverage.as_json()}, _draw=draw,
-                  warnings=tuple(vacuity_messages(result.coverage)))
+
+def _searches(graph, protocol: Protocol, **bounds) -> list[tuple[str, int, Job]]:
+    """``(graph name, records, job)`` for each configuration :func:`explore` searches: ``graph``
+    with :func:`~flipcheck.designs.protocol.graph_bounds`, or with none the first configuration set."""
+    from flipcheck.designs.protocol import first_configurations, graph_bounds
+    from flipcheck.generators.protocol import example_graph
+
+    if graph is None:
+        given = [name for name, value in bounds.items() if value is not None]
+        if given:
+            raise UsageError(f"{given[0]}: without a graph, explore searches its first configuration set, whose "
+                             f"bounds are its own; give a graph to choose them")
+        return [(config.graph, config.records,
+                 Job(example_graph(config.graph), protocol=protocol,
+                     **{key: value for key, value in config._asdict().items() if key != "graph"}))
+                for config in first_configurations(protocol)]
+    graph = _graph(graph)
+    try:
+        return [("given", options["records"], Job(graph, protocol=protocol, **options))
+                for options in graph_bounds(**bounds)]
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def configuration_line(entry: dict) -> str:
+    """One configuration of ``explore``'s ``detail["configurations"]`` as the reports say it.
+
+    >>> configuration_line({"graph": "twin", "mode": "unaligned", "records": 0, "checkpoints": 1, "failures": 0,
+    ...                     "stop_with_savepoint": False, "states": 9531, "complete": True, "violated": []})
+    'searched: twin graph, unaligned, records 0, checkpoints 1, failures 0: 9,531 states'
+    """
+    graph = "your graph" if entry["graph"] == "given" else f"{entry['graph']} graph"
+    line = (f"{graph}, {entry['mode']}, records {entry['records']}, checkpoints {entry['checkpoints']}, "
+            f"failures {entry['failures']}" + (", stop-with-savepoint" if entry["stop_with_savepoint"] else ""))
+    if not entry["states"]:
+        return f"not searched: {line}"
+    line += f": {entry['states']:,} states" + ("" if entry["complete"] or entry["violated"] else " (cut short)")
+    return f"searched: {line}" + (f", violated: {', '.join(entry['violated'])}" if entry["violated"] else "")
 
 
 def cut_message(check: str, states: int, max_states: int | None) -> str:

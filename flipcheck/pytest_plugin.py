@@ -8,6 +8,20 @@ own tests. Installed with flipcheck (entry point ``pytest11``), on by default.
   explores at most 200,000 states and verifies for 20 s; ``nightly`` goes to 5,000,000 states and
   10 minutes. Given on the command line it also loads the hypothesis settings profile of the
   same name (``flipcheck-ci``: 100 examples, derandomised; ``flipcheck-nightly``: 2,000).
+* What ``explore`` searches when you leave the configuration to it (a failing test's report lists
+  the configurations, ``searched: ...``; the result has them in ``detail["configurations"]``):
+
+  - **no graph** (``flipcheck_checker.explore(protocol=MyProtocol)``): flipcheck's first
+    configuration set, small jobs that together show every change of its catalogue of real Flink
+    bugs: two sources into a two-phase-commit sink, aligned and unaligned; a failover; a
+    stop-with-savepoint; union list state; a Sink V2 sink with a failover (about 15,000 states for
+    a protocol that breaks nothing; a change to ``plan``, ``no_transaction_after_finish`` or
+    ``wait_for_end_of_data_acks`` adds the larger job that shows it);
+  - **your graph**: kept as it is, with the bounds you give (``records``, ``checkpoints``,
+    ``failures``, ``stop_with_savepoint``; defaults 1, 1, 0, off) and, unless you give ``mode``,
+    searched both aligned and unaligned: some changes show in one mode only.
+
+  ``max_states`` bounds the whole set.
 * ``@pytest.mark.flipcheck(max_states=..., budget=...)`` overrides the profile for one test.
 * ``--flipcheck-out DIR`` (default ``.flipcheck`` under pytest's rootdir) is where a failing
   check leaves its picture, its graph and its replay command (``TEST.svg``, ``TEST.json``,
@@ -24,8 +38,11 @@ Example (a test file of yours)::
         name = "my-protocol"
 
     def test_my_protocol_keeps_every_property(flipcheck_checker):
+        flipcheck_checker.explore(protocol=MyProtocol)          # the first configuration set
+
+    def test_my_protocol_on_my_job(flipcheck_checker):
         graph = job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
-        flipcheck_checker.explore(graph, MyProtocol, records=1)
+        flipcheck_checker.explore(graph, MyProtocol, records=1)  # aligned and unaligned
 """
 
 from __future__ import annotations
@@ -81,9 +98,11 @@ class Checker:
     def __init__(self, profile: Profile, name: str, folder: Path):
         self.profile, self.name, self.folder = profile, name, folder
 
-    def explore(self, graph, protocol=None, **options):
+    def explore(self, graph=None, protocol=None, **options):
+        """:func:`flipcheck.explore` within the profile's ``max_states`` (for the whole set of
+        configurations it searches): ``graph`` in both modes unless ``mode`` is given, or with no
+        graph flipcheck's first configuration set."""
         import flipcheck
-        from flipcheck.model.jobgraph import JobGraph
 
         import warnings
 
@@ -91,12 +110,11 @@ class Checker:
         from flipcheck.errors import SearchCut
 
         options.setdefault("max_states", self.profile.max_states)
-        graph = graph if isinstance(graph, JobGraph) else flipcheck.load_job_graph(graph)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SearchCut)   # said once below, with how to search further
             result = self._checked(flipcheck.explore, graph, protocol, **options)
         if result.counterexample is not None:
-            self._fail(result, self._explore_replay(graph, result))
+            self._fail(result, self._explore_replay(result.detail["graph"], result))
         if result.warnings and self.profile.strict:
             pytest.fail("\n".join([f"flipcheck: {result.check}: vacuous, nothing was checked about your change"]
                                    + [f"  {warning}" for warning in result.warnings]
@@ -162,6 +180,10 @@ class Checker:
                 lines += [f"    {number:3d}. {step}" for number, step in enumerate(example.steps, 1)]
         for prop, message in result.violations[1:]:
             lines.append(f"  also violated: {prop}: {message}")
+        if isinstance(result.detail, dict) and "configurations" in result.detail:
+            from flipcheck.api import configuration_line
+
+            lines += [f"  {configuration_line(entry)}" for entry in result.detail["configurations"]]
         lines.append(f"  picture: {self._picture(result)}")
         if replay:
             lines.append(f"  replay:  {replay}")

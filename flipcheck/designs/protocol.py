@@ -71,7 +71,7 @@ __all__ = [
     # the design contract
     "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
     # its parts
-    "variant_class", "generate_case", "check_case", "EXPLORATION_CONFIGS", "RULE_COVERAGE", "ROW_NAMES", "HUNT_CONFIGS", "SINK_V2_HUNT_CONFIGS", "SINK_V2_ATTRIBUTES", "hunt_configs", "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS", "EXHAUSTIVE_REDUCTION", "EXHAUSTIVE_STATEMENT", "exhaustive_cases", "explore_case", "minimise_case", "render_case", "describe_case", "case_size", "case_shape", "PROTOCOL_SUITE", "smaller_configurations", "trace_steps", "explore_command", "replay_argv"]
+    "variant_class", "generate_case", "check_case", "EXPLORATION_CONFIGS", "FIRST_CONFIGURATIONS", "FIRST_CONFIGURATIONS_FOR_SWITCHES", "first_configurations", "graph_bounds", "RULE_COVERAGE", "ROW_NAMES", "HUNT_CONFIGS", "SINK_V2_HUNT_CONFIGS", "SINK_V2_ATTRIBUTES", "hunt_configs", "ENGINE", "ENGINES", "PROPERTY_NAMES", "Configuration", "Trace", "EXHAUSTIVE_CONFIGS", "EXHAUSTIVE_BOUNDS", "EXHAUSTIVE_REDUCTION", "EXHAUSTIVE_STATEMENT", "exhaustive_cases", "explore_case", "minimise_case", "render_case", "describe_case", "case_size", "case_shape", "PROTOCOL_SUITE", "smaller_configurations", "trace_steps", "explore_command", "replay_argv"]
 
 ROW_NAMES = tuple(JOB_PROPERTIES)
 
@@ -103,6 +103,75 @@ EXPLORATION_CONFIGS = (
     Configuration("chain", "unaligned", 1, 1, 0), Configuration("union", "aligned", 0, 1, 0),
     Configuration("diamond", "aligned", 1, 1, 0),
 )
+
+# -- what flipcheck.explore searches when the configuration is left to it -------------------------
+
+# flipcheck.explore and the pytest plugin, given no graph: configurations that together can show
+# each kind of change in the mutant catalogue (tests/slow/test_first_configurations.py), 14,844
+# states for a protocol that breaks nothing. Two sources (the tutorial's graph): either may finish
+# first, so one finishes while the other still runs and the timer goes on triggering (the plan,
+# C2; the exit rule, J7). Records make two sources expensive (one each: 41,920 states aligned), and
+# finishing needs none. Both modes: unaligned barriers overtake EndOfData (J5u), which the exit
+# rule meets. The unaligned search, the largest, comes last, so that a change the others show
+# fails sooner.
+FIRST_CONFIGURATIONS = (
+    Configuration("twin", "aligned", 0, 1, 0),
+    Configuration("pair", "aligned", 1, 1, 1),        # a failover (F1, F1b)
+    Configuration("pair", "aligned", 0, 1, 0, True),  # a stop-with-savepoint without drain (C7, J9)
+    Configuration("union", "aligned", 0, 1, 0),       # union list state (C5), two sink subtasks
+    Configuration("pair-v2", "aligned", 1, 1, 1),     # a Sink V2 sink restored after its end of input (S1-S4)
+    Configuration("twin", "unaligned", 0, 1, 0),
+)
+# Configurations too large to search for every change, added for a protocol that overrides one of
+# the switches named: a change to that switch shows there and in none of the above.
+FIRST_CONFIGURATIONS_FOR_SWITCHES = (
+    # Two pipelines: a sink subtask's own source finishes while the other source runs, so
+    # checkpoints go on reaching it after its final one (FLINK-23473), and which subtasks to
+    # trigger over a POINTWISE edge is decided per subtask (examples/user-project's bug, a plan
+    # that decides per vertex): 16,959 states. union's checks decline those checkpoints.
+    (Configuration("parallel", "aligned", 0, 1, 0), ("no_transaction_after_finish", "plan")),
+    # a record still in flight when its upstream finishes (FLINK-21086): 55,945 states
+    (Configuration("pair-and-source", "unaligned", 1, 1, 0), ("wait_for_end_of_data_acks",)),
+)
+
+
+def first_configurations(protocol) -> tuple[Configuration, ...]:
+    """What :func:`flipcheck.explore` searches for ``protocol`` (a :class:`~flipcheck.model.protocol.Protocol`)
+    given no graph: :data:`FIRST_CONFIGURATIONS`, then those of
+    :data:`FIRST_CONFIGURATIONS_FOR_SWITCHES` for the switches it overrides.
+
+    >>> from flipcheck.reference_impl.protocol_variants import protocol
+    >>> [(c.graph, c.mode) for c in first_configurations(protocol("flip-147"))][::5]
+    [('twin', 'aligned'), ('twin', 'unaligned')]
+    >>> first_configurations(protocol("no-end-of-data-ack"))[-1].graph
+    'pair-and-source'
+    """
+    from flipcheck.properties.protocol_coverage import overridden
+
+    changed = set(overridden(protocol))
+    return FIRST_CONFIGURATIONS + tuple(config for config, switches in FIRST_CONFIGURATIONS_FOR_SWITCHES
+                                        if changed & set(switches))
+
+
+def graph_bounds(mode: str | None = None, records: int | None = None, checkpoints: int | None = None,
+                 failures: int | None = None, stop_with_savepoint: bool | None = None) -> list[dict]:
+    """The bounds :func:`flipcheck.explore` searches a graph you give with: those you give, and
+    for each you leave out its default (records 1, checkpoints 1, failures 0, no
+    stop-with-savepoint), except the mode: left out, it is both aligned and unaligned (a
+    stop-with-savepoint only aligned: savepoints are). Each dict is the options of a
+    :class:`~flipcheck.model.protocol.Job`.
+
+    >>> [(b["mode"], b["records"]) for b in graph_bounds()]
+    [('aligned', 1), ('unaligned', 1)]
+    >>> [b["mode"] for b in graph_bounds(mode="at-least-once")], [b["mode"] for b in graph_bounds(stop_with_savepoint=True)]
+    (['at-least-once'], ['aligned'])
+    """
+    modes = (mode,) if mode is not None else ("aligned",) if stop_with_savepoint else ("aligned", "unaligned")
+    return [{"mode": chosen, "records": 1 if records is None else records,
+             "checkpoints": 1 if checkpoints is None else checkpoints, "failures": 0 if failures is None else failures,
+             "stop_with_savepoint": bool(stop_with_savepoint)} for chosen in modes]
+
+
 # What the last verify's exploration driver exercised: the rules fired over the configurations it
 # explored (flipcheck verify reports it; verify_design reads it).
 RULE_COVERAGE: dict = {}

@@ -59,8 +59,8 @@ def test_explore_json_carries_the_coverage_contract(capsys, tmp_path):
 
 def test_a_vacuous_change_is_reported_with_a_configuration_where_it_matters():
     # The tutorial's 3-vertex aligned pipeline at 2 checkpoints: 2,915 states, the switch never read
-    # in a way that changes a step.
-    result = flipcheck.explore(_chain3(), NoWaitForPending, checkpoints=2)
+    # in a way that changes a step (left to explore, the mode is both: unaligned shows the change).
+    result = flipcheck.explore(_chain3(), NoWaitForPending, mode="aligned", checkpoints=2)
     assert result.ok and result.counts["states"] == 2915
     assert result.detail["coverage"]["overrides"] == {"wait_for_pending_checkpoints": {"changed_successors": 0}}
     assert len(result.warnings) == 1 and "your change to wait_for_pending_checkpoints made no difference in the " \
