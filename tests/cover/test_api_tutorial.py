@@ -16,10 +16,11 @@ def test_the_tutorial_runs_as_written(monkeypatch):
 
 def test_the_worked_example_is_the_exit_rule_written_as_code():
     # issue 24: the walk the test above runs changes J7 with the rule method, meets the vacuity
-    # warning on aligned barriers, and is caught where the warning says
+    # warning on aligned barriers, and is caught where the warning says: the default search of both modes
     text = (ROOT / "docs" / "api.md").read_text()
     walk = text[text.index("## 3. "):text.index("## 5. ")]
     examples = "\n".join(line for line in walk.splitlines() if line.startswith((">>> ", "... ")))
     assert "...     def may_finish(self, job, state, t):" in examples
     assert "your change to may_finish made no difference" in walk
-    assert 'mode="unaligned")' in examples and "no_pending_checkpoint_cancelled violated" in walk
+    assert 'records=1, mode="aligned")' in examples and "no_pending_checkpoint_cancelled violated" in walk
+    assert "flipcheck.explore(pipeline, ExitBeforePendingCheckpoints, records=1)" in examples  # both modes
