@@ -84,11 +84,12 @@ class Result:
 
     >>> import flipcheck
     >>> g = flipcheck.job_graph([("src", 1), ("sink", 1)], [("src", "sink", "all-to-all")])
-    >>> result = flipcheck.explore(g, "pre-flip-147", records=1)
+    >>> result = flipcheck.explore(g, "pre-flip-147", records=1, mode="aligned")
     >>> result.ok, result.counterexample.property, result.counts["complete"]   # it stopped at the first
     (False, 'final_checkpoint_before_finish', False)
     >>> print(result.report())  # doctest: +ELLIPSIS
-    explore pre-flip-147: FAILED (states ..., transitions ..., complete False, reduction all, seconds ...)
+    explore pre-flip-147: FAILED (states ..., transitions ..., complete False, reduction all, seconds ..., configurations 1)
+    searched: your graph, aligned, records 1, checkpoints 1, failures 0: 10 states, violated: final_checkpoint_before_finish
     final_checkpoint_before_finish violated: src[0] finished without performing a checkpoint after its end of data
         1. src[0] emits record r0
         ...
@@ -442,6 +443,7 @@ def explore(graph=None, protocol: str | Protocol | type[Protocol] | None = None,
     searches = _searches(graph, chosen, mode=mode, records=records, checkpoints=checkpoints, failures=failures,
                          stop_with_savepoint=stop_with_savepoint)
     searched, coverage, totals, found, violations = [], Coverage(), Counter(), None, {}
+    used_reduction = reduction   # explore_job searches an overridden rule method unreduced
     for name, job_records, job in searches:
         entry = {"graph": name, "mode": job.mode, "records": job_records, "checkpoints": job.checkpoints,
                  "failures": job.failures, "stop_with_savepoint": job.stop_with_savepoint, "states": 0,
@@ -452,6 +454,7 @@ def explore(graph=None, protocol: str | Protocol | type[Protocol] | None = None,
             continue   # listed, not searched: the bound is spent, or a violation ended the search
         result = explore_job(job, max_states=left, reduction=reduction, stop_at_first=stop_at_first, coverage=True)
         entry.update(states=result.states, complete=result.complete, violated=result.violated())
+        used_reduction = result.reduction
         totals.update(states=result.states, transitions=result.transitions, seconds=result.seconds)
         coverage.add(result.coverage)
         if result.counterexamples and found is None:
@@ -460,7 +463,7 @@ def explore(graph=None, protocol: str | Protocol | type[Protocol] | None = None,
             violations.setdefault(c.property, c.message)
     complete = all(entry["complete"] for entry in searched)
     counts = {"states": totals["states"], "transitions": totals["transitions"], "complete": complete,
-              "reduction": reduction, "seconds": round(totals["seconds"], 3),
+              "reduction": used_reduction, "seconds": round(totals["seconds"], 3),
               "configurations": sum(1 for entry in searched if entry["states"])}
     violations = tuple(violations.items())
     first, steps, job = None, [], None

@@ -118,7 +118,7 @@ def test_a_method_override_that_changes_nothing_is_reported_vacuous():
 
 def test_the_exit_change_on_an_aligned_pipeline_is_vacuous_and_named_where_it_is_not():
     # the finding 2, with the change written as code
-    aligned = flipcheck.explore(_pipeline(), ExitBeforePendingCheckpoints, records=1)
+    aligned = flipcheck.explore(_pipeline(), ExitBeforePendingCheckpoints, records=1, mode="aligned")
     assert aligned.ok and "your change to may_finish made no difference" in aligned.warnings[0]
     unaligned = flipcheck.explore(_pipeline(), ExitBeforePendingCheckpoints, records=1, mode="unaligned")
     assert unaligned.counterexample.property == "no_pending_checkpoint_cancelled" and unaligned.warnings == ()
