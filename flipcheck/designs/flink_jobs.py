@@ -318,7 +318,7 @@ class FlinkJobsSuite(Suite):
     def size_of(self, counterexample: FlinkCase) -> int:
         return counterexample.graph.num_tasks
 
-    def describe(self, counterexample: FlinkCase) -> dict:
+    def describe(self, counterexample: FlinkCase, algorithm: str | None = None) -> dict:
         options = {**counterexample.options(), "fail": _fail_text(counterexample.fail)}
         return {"graph": graph_to_json(counterexample.graph, include_states=False), **options}
 

@@ -188,7 +188,7 @@ class FlinkMatrixSuite(FlinkJobsSuite):
     def size_of(self, counterexample: MatrixCell) -> int:
         return 1
 
-    def describe(self, counterexample: MatrixCell) -> dict:
+    def describe(self, counterexample: MatrixCell, algorithm: str | None = None) -> dict:
         scenario = counterexample.scenario
         return {"scenario": scenario.name, "bug": scenario.bug, "release": counterexample.release,
                 "graph": scenario.graph,
