@@ -49,12 +49,14 @@ from functools import lru_cache
 from typing import Mapping
 
 __all__ = ["SEPARATOR", "UserVariantError", "WrongVariantKind", "VariantWarning", "is_spec", "absolute_spec",
-           "load_variant", "lookup_variant", "base_name", "spec_of", "check_names"]
+           "load_variant", "lookup_variant", "base_name", "spec_of", "check_names", "failure_in_variant"]
 
 # Registered names never contain it; a spec always does.
 SEPARATOR = ":"
 # Prefix of the synthetic module names files are imported under.
 _MODULE_PREFIX = "flipcheck_user_variant_"
+# The files of the user's modules that load_variant returned a class of (for failure_in_variant).
+_VARIANT_FILES: set[str] = set()
 
 
 class UserVariantError(ValueError):
@@ -348,6 +350,9 @@ def load_variant(spec: str, base: type, what: str) -> type:
     if not (inspect.isclass(value) and issubclass(value, base)):
         found = f"{class_name} is {_kind(value)}"
         raise WrongVariantKind(f"{spec}: {found}, not {needs}", found, needs)
+    source = getattr(module, "__file__", None)
+    if source:
+        _VARIANT_FILES.add(os.path.abspath(source))
     if base is object:
         return value   # no registry's base yet (--suite all picks it by the class): its lookup checks
     try:
@@ -367,3 +372,26 @@ def lookup_variant(name: str, registry: Mapping[str, type], base: type, what: st
         return registry[name]
     except KeyError:
         raise ValueError(f"unknown {what} {name!r} (expected one of {', '.join(registry)})") from None
+
+
+def failure_in_variant(error: BaseException) -> str | None:
+    """Where a user's variant raised ``error``, as one line naming the exception and the user's
+    own file, line and function; None when no frame of the traceback is in a variant's file
+    (then it is flipcheck's own failure, whose traceback is worth showing).
+
+    >>> try:
+    ...     load_variant("json:JSONDecoder", object, "decoder")().decode("{")
+    ... except ValueError as error:
+    ...     print(failure_in_variant(error))
+    None
+    """
+    where = None
+    frame = error.__traceback__
+    while frame is not None:     # the innermost frame in the user's files
+        filename = os.path.abspath(frame.tb_frame.f_code.co_filename)
+        if filename in _VARIANT_FILES:
+            where = (filename, frame.tb_lineno, frame.tb_frame.f_code.co_name)
+        frame = frame.tb_next
+    if where is None:
+        return None
+    return f"your code raised {_one_line(error)} (at {where[0]}:{where[1]}, in {where[2]})"

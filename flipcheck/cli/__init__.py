@@ -116,6 +116,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("flipcheck: interrupted\n")
         return 130
+    except Exception as error:
+        # A user's own variant (--variant FILE.py:Class) that raises is a bad option, not a
+        # flipcheck crash: one line naming their file and line. Anything else is ours: traceback.
+        from flipcheck.reference_impl.user_variants import failure_in_variant
+        where = failure_in_variant(error)
+        if where is None:
+            raise
+        sys.stderr.write(one_line(f"flipcheck {args.command}: {where}") + "\n")
+        return 2
 
 
 if __name__ == "__main__":

@@ -76,7 +76,7 @@ def run(args) -> int:
     from flipcheck.errors import InputError, UsageError
     from flipcheck.designs import DesignUnavailable, verify_design
     from flipcheck.designs.counterexamples import counterexample_lines, default_folder
-    from flipcheck.reference_impl.user_variants import UserVariantError
+    from flipcheck.reference_impl.user_variants import UserVariantError, failure_in_variant
 
     if args.out is not None:
         check_output_dir(args.out, "--out")  # said before the budget is spent, not after it
@@ -88,6 +88,8 @@ def run(args) -> int:
     except UserVariantError as error:
         raise UsageError(f"--variant {error}") from None
     except (KeyError, ValueError) as error:
+        if failure_in_variant(error):    # the variant's own code raised it: say where, not "unknown name"
+            raise
         if args.variant:
             raise UsageError(f"--variant: {error.args[0] if error.args else error}") from None
         raise

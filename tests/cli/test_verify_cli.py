@@ -118,3 +118,34 @@ def test_a_user_plan_algorithm_is_replayed_by_case_id(capsys, tmp_path, run_prin
                                             f"{tmp_path / 'out' / 'variant' / 'my_variants.py'}:TriggerEveryRunningTask"]
     replayed = run_printed_command(entry["replay"] + " --no-render")
     assert replayed.returncode == 1 and f"  {entry['property']}: " in replayed.stdout
+
+
+def test_a_user_variant_that_raises_is_one_line_naming_its_own_file_and_line(capsys, tmp_path):
+    variants = tmp_path / "raising.py"
+    variants.write_text("from flipcheck import PlanCalculator, Protocol\n\n\n"
+                        "class RaisingPlan(PlanCalculator):\n"
+                        "    def calculate(self, graph):\n"
+                        "        raise RuntimeError('my plan is broken')\n\n\n"
+                        "class RaisingProtocol(Protocol):\n"
+                        "    def plan(self, graph):\n"
+                        "        raise KeyError('no such vertex')\n")
+    assert main(["verify", "--suite", "plan", "--budget", "2", "--variant", f"{variants}:RaisingPlan",
+                 "--out", str(tmp_path / "plan")]) == 2
+    assert main(["verify", "--suite", "protocol", "--budget", "2", "--variant", f"{variants}:RaisingProtocol",
+                 "--out", str(tmp_path / "protocol")]) == 2
+    plan_line, protocol_line = capsys.readouterr().err.splitlines()
+    assert "RuntimeError: my plan is broken" in plan_line and f"{variants}:6, in calculate" in plan_line
+    assert "KeyError" in protocol_line and f"{variants}:11, in plan" in protocol_line
+    assert "Traceback" not in plan_line + protocol_line
+
+
+def test_a_failure_of_flipcheck_itself_keeps_its_traceback(monkeypatch, tmp_path):
+    import pytest
+    from flipcheck.cli import verify
+
+    def broken(args):
+        raise ZeroDivisionError("a bug of ours")
+
+    monkeypatch.setattr(verify, "run", broken)
+    with pytest.raises(ZeroDivisionError):
+        main(["verify", "--suite", "plan"])
