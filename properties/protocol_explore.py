@@ -162,10 +162,24 @@ def _snapshot_ids(snapshot: Snapshot, add) -> None:
         add(k)
 
 
-def checkpoint_ids(state: JobState) -> set[int]:
-    """Every checkpoint id (> 0) occurring in ``state``."""
-    ids: set[int] = set()
-    add = ids.add
+def _walk_ids(state: JobState, add) -> None:
+    """Call ``add`` on every checkpoint id field of ``state`` (0, -1 and EOI included), the
+    coordinator's first: they hold the newest ids, so :func:`_canonical` can often stop early."""
+    c = state.coordinator
+    add(c.last_id)
+    add(c.completed)
+    add(c.last_aborted)
+    add(c.stop_id)
+    if c.pending is not None:
+        add(c.pending.id)
+        for snap in c.pending.snapshots:
+            if snap is not None:
+                _snapshot_ids(snap, add)
+    if c.restore is not None:
+        add(c.restore.id)
+        for snap in c.restore.snapshots:
+            if snap is not None:
+                _snapshot_ids(snap, add)
     for ts in state.tasks:
         _handler_ids(ts.handler, add)
         add(ts.final_min)
@@ -185,30 +199,56 @@ def checkpoint_ids(state: JobState) -> set[int]:
             if message[0] == BARRIER or message[0] == CANCEL:
                 add(message[1])
     for ids_ in state.rpcs:
-        ids.update(ids_)
-    ids.update(state.notifications)
-    c = state.coordinator
-    add(c.last_id)
-    add(c.completed)
-    add(c.last_aborted)
-    add(c.stop_id)
-    if c.pending is not None:
-        add(c.pending.id)
-        for snap in c.pending.snapshots:
-            if snap is not None:
-                _snapshot_ids(snap, add)
-    if c.restore is not None:
-        add(c.restore.id)
-        for snap in c.restore.snapshots:
-            if snap is not None:
-                _snapshot_ids(snap, add)
+        for k in ids_:
+            add(k)
+    for k in state.notifications:
+        add(k)
     for txns in state.committed:
         for k, _ in txns:
             add(k)
+
+
+def checkpoint_ids(state: JobState) -> set[int]:
+    """Every checkpoint id (> 0) occurring in ``state``."""
+    ids: set[int] = set()
+    _walk_ids(state, ids.add)
     ids.discard(0)
     ids.discard(-1)  # also STOPPED and NO_STOP_ID
     ids.discard(EOI)
     return ids
+
+
+# Values of id fields that are no checkpoint: none yet (0), STOPPED / NO_STOP_ID (-1), the EOI sentinel.
+_NOT_IDS = frozenset((0, -1, EOI))
+
+
+class _AlreadyDense(Exception):
+    """Raised by :func:`_ids_to_rename`'s walk once every id ``1..last_id`` has been seen."""
+
+
+def _ids_to_rename(state: JobState) -> list[int] | None:
+    """The sorted ids of ``state`` when they are not ``1..m`` already, else None. Every id of a
+    state is at most the coordinator's ``last_id`` (C2: a new id is the newest plus one), so once
+    ``last_id`` distinct ids have been seen they are ``1..last_id`` and the walk stops."""
+    last = state.coordinator.last_id
+    seen: set[int] = set()
+    in_range = 0    # distinct ids seen in 1..last
+
+    def add(k: int) -> None:
+        nonlocal in_range
+        if k not in seen:
+            seen.add(k)
+            if 0 < k <= last:
+                in_range += 1
+                if in_range == last:
+                    raise _AlreadyDense
+
+    try:
+        _walk_ids(state, add)
+    except _AlreadyDense:
+        return None
+    ids = sorted(seen.difference(_NOT_IDS))
+    return None if not ids or ids[-1] == len(ids) else ids
 
 
 def rename_ids(state: JobState, mapping: dict) -> JobState:
@@ -281,8 +321,8 @@ def _canonical(job: Job, state: JobState) -> tuple[JobState, dict]:
             and not _holds_restored_eoi(state)):
         state = state._replace(committed=tuple(
             ((0, tuple(sorted(r for _, records in txns for r in records))),) if txns else () for txns in state.committed))
-    ids = sorted(checkpoint_ids(state))
-    if not ids or ids[-1] == len(ids):
+    ids = _ids_to_rename(state)
+    if ids is None:
         return state, {}
     mapping = {k: n for n, k in enumerate(ids, 1)}
     return rename_ids(state, mapping), mapping

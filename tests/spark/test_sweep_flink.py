@@ -35,7 +35,12 @@ def test_every_case_is_a_row_holding_its_run(swept):
     assert summary["cases"] == CASES and summary["errors"] == 0
     for row in rows:
         detail = json.loads(row["detail"])
-        assert detail["status"] == "FINISHED" and detail["checkpoints"] >= 1 and detail["seconds"] > 0
+        assert detail["status"] == "FINISHED" and detail["seconds"] > 0, detail
+        # FLIP-147 on: every task waits for its final checkpoint, so one completed. Off: once a
+        # source finished no checkpoint is planned any more (flip147 facts §1.3,
+        # NOT_ALL_REQUIRED_TASKS_RUNNING), so a job whose sources end before the first checkpoint
+        # completes none; a busy machine made that happen in a measured run (2026-11-26).
+        assert detail["checkpoints"] >= 1 or not detail["flip147"], detail
         assert Path(detail["run_dir"]) == out / "runs" / f"{SEED}-{row['index']}"
         assert (Path(detail["run_dir"]) / "flink.log").stat().st_size > 0
         # The row's verdict is the conformance the suite judged by.
