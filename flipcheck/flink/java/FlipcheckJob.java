@@ -809,6 +809,11 @@ public class FlipcheckJob {
             JobID jobId = cluster.submitJob(jobGraph).get().getJobID();
             say("submitted", Long.toString(System.currentTimeMillis()));
             say("job_id", jobId.toString());
+            // Until its JobMaster runs, the job is INITIALIZING and REST serves a sparse graph whose
+            // plan is empty (JobMasterServiceLeadershipRunner.requestJob): wait for the real one.
+            while (cluster.getJobStatus(jobId).get() == org.apache.flink.api.common.JobStatus.INITIALIZING) {
+                Thread.sleep(20);
+            }
             // The plan exactly as the REST API serves it (JsonPlanGenerator on the submitted JobGraph).
             Files.writeString(Paths.get(outDir, "plan.json"), fetch(rest, "/jobs/" + jobId + "/plan"));
             ObjectNode vertices = json.createObjectNode();
