@@ -74,8 +74,11 @@ runs it on a local MiniCluster in a JVM of its own (every port on 127.0.0.1):
 execution.checkpointing.local-backup.enabled, local copies under DIR/local-state) with
 file-system checkpoint storage (DIR/checkpoints) on two TaskManagers; its faults strike where
 --fail would: --lose-taskmanager terminates the TaskManager that subtask runs on and starts a new
-one, --damage-local-copy deletes every file of the local copies, then throws. Validate it with
-`flipcheck conform DIR` (docs/local-recovery.md, "Real runs").
+one, --damage-local-copy deletes every file of the local copies, then throws. For example
+(about 15 s; docs/local-recovery.md, "Real runs", shows how to validate it):
+
+  flipcheck flink run examples/graphs/flink/keyed.json --out DIR --local-recovery \
+      --interval-ms 200 --lose-taskmanager count:1@120
 
 DIR receives flink.log (Flink's log; DEBUG where docs/conformance.md asks for it), plan.json
 (the REST API's /jobs/<id>/plan), output/<vertex>/committed/ (one record id a line) and run.json
@@ -95,7 +98,8 @@ examples:
   flipcheck flink run examples/graphs/protocol-join.json --out run1 --records 40
   flipcheck flink run examples/graphs/protocol-union.json --out run2 --mode unaligned --fail sink:1@10
   flipcheck flink run examples/graphs/protocol-pair.json --out run3 --no-checkpoints-after-tasks-finished
-  flipcheck flink run examples/graphs/flink/keyed.json --out run7 --local-recovery --lose-taskmanager count:1@120
+  flipcheck flink run examples/graphs/flink/keyed.json --out run7 --lose-taskmanager count:1@120
+                       exit 2: a TaskManager loss needs --local-recovery (two TaskManagers)
   flipcheck flink run examples/graphs/flink/chain.json --out run4 --records 20 --flink 1.14.6
                        another release, FLIP-147's first line (needs network access the first time)
   flipcheck flink run examples/graphs/flink/chain.json --out run5 --flink 9.9.9

@@ -70,6 +70,7 @@ __all__ = [
     "RESTART_ATTEMPTS",
     "FailAt",
     "FAIL_HOWS",
+    "FAIL_OPTIONS",
     "FlinkRunError",
     "RunTimes",
     "RunResult",
@@ -181,8 +182,11 @@ class FailAt:
     how: str = "task"
 
 
-# FailAt.how: what strikes at the fail point (the last two in LocalRecovery.java).
-FAIL_HOWS = ("task", "taskmanager", "damage-local-copy")
+# FailAt.how: what strikes at the fail point (the last two in LocalRecovery.java), and the
+# flink run option that asks for it.
+FAIL_OPTIONS = MappingProxyType({"task": "--fail", "taskmanager": "--lose-taskmanager",
+                                 "damage-local-copy": "--damage-local-copy"})
+FAIL_HOWS = tuple(FAIL_OPTIONS)
 
 
 @dataclass(frozen=True)
@@ -388,7 +392,7 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
     if fail is not None:
         _check_fail(graph, fail, first)
         if fail.how != "task" and not local_recovery:
-            raise UsageError(f"--fail: {fail.how} needs --local-recovery (two TaskManagers, local copies)")
+            raise UsageError(f"{FAIL_OPTIONS[fail.how]}: needs --local-recovery (two TaskManagers, local copies)")
     _check_faults(faults or {}, part)
     _check_keyed_state(graph, part)
     vertices = []
@@ -469,14 +473,15 @@ def _check_keyed_state(graph: JobGraph, part: dict) -> None:
 
 
 def _check_fail(graph: JobGraph, fail: FailAt, sources: dict) -> None:
+    option = FAIL_OPTIONS[fail.how]
     if fail.vertex not in {v.id for v in graph.vertices}:
-        raise UsageError(f"--fail: unknown vertex {fail.vertex!r}")
+        raise UsageError(f"{option}: unknown vertex {fail.vertex!r}")
     parallelism = graph.parallelism(fail.vertex)
     if not 0 <= fail.subtask < parallelism:
-        raise UsageError(f"--fail: subtask {fail.subtask} is outside 0..{parallelism - 1} (vertex {fail.vertex!r} "
+        raise UsageError(f"{option}: subtask {fail.subtask} is outside 0..{parallelism - 1} (vertex {fail.vertex!r} "
                          f"has parallelism {parallelism})")
     if fail.vertex in sources and fail.record > sources[fail.vertex][1]:
-        raise UsageError(f"--fail: record {fail.record} is never reached: each subtask of source {fail.vertex!r} "
+        raise UsageError(f"{option}: record {fail.record} is never reached: each subtask of source {fail.vertex!r} "
                          f"emits {sources[fail.vertex][1]} records")
 
 
