@@ -126,8 +126,8 @@ def _end_restore(branch: _Branch, v: str, s: int, damaged: set) -> tuple[_Branch
     k, _ = under_way
     alternatives, read, _ = _alternatives(branch, v, s, damaged)
     if k != read:
-        return None, (f"P3: {v}[{s}] restored from alternative {k}, but the model reads alternative {read} "
-                      f"(alternative {k} is {'unreadable' if not all(h.readable for h in alternatives[k - 1]) else 'not the first readable one'})")
+        which = "unreadable" if not all(h.readable for h in alternatives[k - 1]) else "not the first readable one"
+        return None, f"P3: {v}[{s}] restored from alternative {k}, but the model reads alternative {read} ({k} is {which})"
     slot, n, _ = _get(branch.retrieved, (v, s))
     summary = RestoreSummary(v, s, n, slot, any(h.location == LOCAL for h in alternatives[k - 1]))
     return branch._replace(restoring=_put(branch.restoring, (v, s), None), restores=branch.restores + (summary,)), ""
@@ -150,7 +150,7 @@ def _step(branch: _Branch, o: tuple, damaged: set) -> list[tuple[_Branch | None,
         return [(branch, "")]
     if kind in ("stored", "confirmed", "aborted", "discarded", "retrieved"):
         v, s, n = o[1:4]
-        branch, why = _end_restore(branch, v, s, damaged) if kind != "retrieved" else (branch, "")
+        branch, why = _end_restore(branch, v, s, damaged)   # any line of (v, s) ends its restore under way
         if branch is None:
             return [(None, why)]
         # A discard runs on the discard executor after the store let go of the copy (pruned,
@@ -181,8 +181,7 @@ def _step(branch: _Branch, o: tuple, damaged: set) -> list[tuple[_Branch | None,
                                            if o[4] else f"holds a copy of checkpoint {n}, yet Flink found none")))
                     continue
                 nxt = branch._replace(stores=_put(branch.stores, key, after),
-                                      retrieved=_put(branch.retrieved, (v, s), (key[0], n, has)),
-                                      restoring=_put(branch.restoring, (v, s), None))
+                                      retrieved=_put(branch.retrieved, (v, s), (key[0], n, has)))
             else:
                 nxt = branch._replace(stores=_put(branch.stores, key, after))
             found.append((nxt, ""))
