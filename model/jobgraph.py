@@ -108,6 +108,7 @@ VERTEX_FLAGS = {
     "two_phase_commit_sink": "flag",
     "sink_v2": "flag",
     "union_list_state": "flag",
+    "keyed_state": "flag",
 }
 
 

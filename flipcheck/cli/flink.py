@@ -66,7 +66,19 @@ runs it on a local MiniCluster in a JVM of its own (every port on 127.0.0.1):
     partitioning (keyBy) into a keyable vertex, rebalance otherwise;
   * "two_phase_commit_sink" vertices are Flink's TwoPhaseCommitSinkFunction, "sink_v2" vertices
     a Sink V2 with a committer: both commit files under DIR/output/ exactly once; other vertices
-    without outputs drop what they receive; "union_list_state" vertices keep union list state.
+    without outputs drop what they receive; "union_list_state" vertices keep union list state;
+    a "keyed_state" operator (one ALL_TO_ALL input) keeps a count per key in keyed state and
+    emits each key's first id plus its count, so lost or doubled state shows in the output.
+
+--local-recovery switches task-local recovery on (execution.state-recovery.from-local,
+execution.checkpointing.local-backup.enabled, local copies under DIR/local-state) with
+file-system checkpoint storage (DIR/checkpoints) on two TaskManagers; its faults strike where
+--fail would: --lose-taskmanager terminates the TaskManager that subtask runs on and starts a new
+one, --damage-local-copy deletes every file of the local copies, then throws. For example
+(about 15 s; docs/local-recovery.md, "Real runs", shows how to validate it):
+
+  flipcheck flink run examples/graphs/flink/keyed.json --out DIR --local-recovery \
+      --interval-ms 200 --lose-taskmanager count:1@120
 
 DIR receives flink.log (Flink's log; DEBUG where docs/conformance.md asks for it), plan.json
 (the REST API's /jobs/<id>/plan), output/<vertex>/committed/ (one record id a line) and run.json
@@ -86,6 +98,8 @@ examples:
   flipcheck flink run examples/graphs/protocol-join.json --out run1 --records 40
   flipcheck flink run examples/graphs/protocol-union.json --out run2 --mode unaligned --fail sink:1@10
   flipcheck flink run examples/graphs/protocol-pair.json --out run3 --no-checkpoints-after-tasks-finished
+  flipcheck flink run examples/graphs/flink/keyed.json --out run7 --lose-taskmanager count:1@120
+                       exit 2: a TaskManager loss needs --local-recovery (two TaskManagers)
   flipcheck flink run examples/graphs/flink/chain.json --out run4 --records 20 --flink 1.14.6
                        another release, FLIP-147's first line (needs network access the first time)
   flipcheck flink run examples/graphs/flink/chain.json --out run5 --flink 9.9.9
@@ -107,7 +121,7 @@ exit codes: 0 the job finished; 1 the job did not finish (it failed for good aft
 _FAIL = re.compile(r"(?P<vertex>.+):(?P<subtask>[0-9]{1,6})@(?P<record>[0-9]{1,12})")
 
 
-def fail_point(text: str):
+def fail_point(text: str, how: str = "task"):
     """argparse type of --fail: ``VERTEX:SUBTASK@RECORD`` (the vertex id may hold ':' and '@')."""
     from flipcheck.flink.engine import FailAt
 
@@ -115,7 +129,14 @@ def fail_point(text: str):
     if not match or int(match["record"]) < 1:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not VERTEX:SUBTASK@RECORD (e.g. map:0@10: subtask 0 of map fails at its 10th record)")
-    return FailAt(match["vertex"], int(match["subtask"]), int(match["record"]))
+    return FailAt(match["vertex"], int(match["subtask"]), int(match["record"]), how)
+
+
+def _fail_point_by(how: str):
+    def parse(text: str):
+        return fail_point(text, how)
+    parse.__name__ = "fail point"   # argparse names the type in its error
+    return parse
 
 
 def add_release_options(parser) -> None:
@@ -156,9 +177,20 @@ def configure(parser) -> None:
                                  "(default: the graph's, else 50)")
     run_parser.add_argument("--interval-ms", type=bounded_int(10, 3_600_000), default=100, metavar="N",
                             help="checkpoint interval in milliseconds, 10..3,600,000 (default: %(default)s)")
-    run_parser.add_argument("--fail", type=fail_point, metavar="VERTEX:SUBTASK@RECORD",
-                            help="throw once in that subtask when it handles its RECORD-th record (from 1); "
-                                 "the job restarts from its latest checkpoint")
+    faults = run_parser.add_mutually_exclusive_group()
+    faults.add_argument("--fail", type=fail_point, metavar="VERTEX:SUBTASK@RECORD",
+                        help="throw once in that subtask when it handles its RECORD-th record (from 1); "
+                             "the job restarts from its latest checkpoint")
+    faults.add_argument("--lose-taskmanager", dest="fail", type=_fail_point_by("taskmanager"),
+                        metavar="VERTEX:SUBTASK@RECORD",
+                        help="with --local-recovery: at that point terminate the TaskManager the subtask runs on "
+                             "(its local copies go with it) and start a new one")
+    faults.add_argument("--damage-local-copy", dest="fail", type=_fail_point_by("damage-local-copy"),
+                        metavar="VERTEX:SUBTASK@RECORD",
+                        help="with --local-recovery: at that point delete every file of the local copies, "
+                             "then throw (restores must fall back to the primary copy)")
+    run_parser.add_argument("--local-recovery", action="store_true",
+                            help="task-local recovery on, file-system checkpoint storage, two TaskManagers")
     run_parser.add_argument("--no-checkpoints-after-tasks-finished", action="store_true",
                             help="turn FLIP-147 off (execution.checkpointing.checkpoints-after-tasks-finish: false)")
     run_parser.add_argument("--seed", type=bounded_int(0, 2**63 - 1), default=0, metavar="N",
@@ -234,7 +266,7 @@ def run(args) -> int:
         flink = chosen_release(args)
         result = run_graph(graph, Path(args.out), mode=args.mode, records=args.records, interval_ms=args.interval_ms,
                            fail=args.fail, checkpoints_after_tasks_finished=not args.no_checkpoints_after_tasks_finished,
-                           seed=args.seed, flink=flink)
+                           seed=args.seed, flink=flink, local_recovery=args.local_recovery)
     except FlinkRunError as error:
         sys.stderr.write(one_line(f"flipcheck flink run: {error}") + "\n")
         return 1

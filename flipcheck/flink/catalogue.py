@@ -369,8 +369,8 @@ _BUGS: tuple[KnownBug, ...] = (
         "FLINK-27222", "local-recovery",
         "The previous allocation was read from the bounded execution history and lost in fast restart loops",
         ("1.14.0..1.14.6",), ("1.15.0",), None, None,
-        "needs a TaskManager loss and a restart loop longer than the execution history; the builder runs one "
-        "TaskManager and cannot lose it",
+        "needs a restart loop longer than the execution history (jobmanager.execution.attempts-history-size, "
+        "16 by default); flink run --local-recovery loses a TaskManager once, with 3 restarts",
         "PR #19469 (Apr 2022); bytecode: ExecutionVertex has no last-assigned allocation in 1.14.0-1.14.6 "
         "and keeps it from 1.15.0 on.",
         "pr-dates+bytecode", f"{_DOC}, FLINK-27222"),
@@ -378,8 +378,8 @@ _BUGS: tuple[KnownBug, ...] = (
         "FLINK-28515", "local-recovery",
         "Aborting a checkpoint that was never stored locally left its local directory behind",
         ("1.14.0..2.3.0",), (), "flink-before-28515", None,
-        "component-level (files left in the TaskManager's local recovery directory); the builder does not "
-        "enable local recovery",
+        "component-level (files left in the TaskManager's local recovery directory): the logs show a "
+        "directory's deletion, never one left behind, so a run of flink run --local-recovery cannot show it",
         "PR #20249 was closed unmerged (stale); bytecode: TaskLocalStateStoreImpl.abortCheckpoint only prunes "
         "registered ids in every release 1.14.0 to 2.3.0, so the clean-up the reference implementation "
         "follows is in no release.",
@@ -389,8 +389,8 @@ _BUGS: tuple[KnownBug, ...] = (
         "Keyed state used a local copy only when it matched the primary handle one to one; partial local "
         "copies (e.g. after rescaling) were never used",
         ("1.14.0..1.18.1",), ("1.19.0",), "flink-before-33341", None,
-        "needs rescaling from a checkpoint with local recovery enabled; the builder neither rescales nor "
-        "enables local recovery",
+        "needs rescaling from a checkpoint with local recovery enabled; flink run --local-recovery restores "
+        "at the same parallelism",
         "PR #23591 (Oct-Nov 2023, first in 1.19.0); bytecode: PrioritizedOperatorSubtaskState$Builder has "
         "tryComputeMixedLocalAndRemoteAlternative from 1.19.0 on, not in 1.14.0-1.18.1.",
         "pr-dates+bytecode", f"{_DOC}, FLINK-33341"),

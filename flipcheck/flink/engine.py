@@ -69,6 +69,8 @@ __all__ = [
     "JOB_TIMEOUT_SECONDS",
     "RESTART_ATTEMPTS",
     "FailAt",
+    "FAIL_HOWS",
+    "FAIL_OPTIONS",
     "FlinkRunError",
     "RunTimes",
     "RunResult",
@@ -92,6 +94,7 @@ __all__ = [
 JDK_PACKAGE = "default-jdk-headless"
 JAVA_SOURCE = Path(__file__).with_name("java") / "FlipcheckJob.java"
 FAULTS_SOURCE = JAVA_SOURCE.with_name("Faults.java")
+LOCAL_RECOVERY_SOURCE = JAVA_SOURCE.with_name("LocalRecovery.java")
 COMPAT = JAVA_SOURCE.parent / "compat"
 # The adapters of compat/: (directory, first release, first release past it). One of each kind
 # (Compat, SinkV2) is compiled with FlipcheckJob.java; the API each absorbs is in its header.
@@ -115,6 +118,15 @@ _KEYS = {
     "after_finish": (((1, 14, 0), "execution.checkpointing.checkpoints-after-tasks-finish.enabled"),
                      ((1, 20, 0), "execution.checkpointing.checkpoints-after-tasks-finish")),
     "restart": (((1, 14, 0), "restart-strategy"), ((1, 17, 0), "restart-strategy.type")),
+    # Task-local recovery (--local-recovery): before 2.0 the keys 2.3 still reads as deprecated
+    # fallbacks (CheckpointingOptions, StateRecoveryOptions).
+    "from_local": (((1, 14, 0), "state.backend.local-recovery"), ((2, 0, 0), "execution.state-recovery.from-local")),
+    "local_backup": (((1, 14, 0), "state.backend.local-recovery"),
+                     ((2, 0, 0), "execution.checkpointing.local-backup.enabled")),
+    "local_dirs": (((1, 14, 0), "taskmanager.state.local.root-dirs"),
+                   ((2, 0, 0), "execution.checkpointing.local-backup.dirs")),
+    "storage": (((1, 14, 0), "state.checkpoint-storage"), ((2, 0, 0), "execution.checkpointing.storage")),
+    "checkpoint_dir": (((1, 14, 0), "state.checkpoints.dir"), ((2, 0, 0), "execution.checkpointing.dir")),
 }
 # Flink opens these JDK internals itself from 1.18 on (env.java.opts.all); older releases fail on
 # JDK 17 without them (InaccessibleObjectException on java.lang.String.value), newer ignore repeats.
@@ -134,6 +146,10 @@ DEBUG_LOGGERS = (
     "org.apache.flink.streaming.runtime.tasks.StreamTask",
     "org.apache.flink.streaming.runtime.io.checkpointing.SingleCheckpointBarrierHandler",
     "org.apache.flink.streaming.runtime.tasks.SubtaskCheckpointCoordinatorImpl",
+    # Task-local recovery (docs/conformance.md): the local store's steps, which copy a restore read.
+    "org.apache.flink.runtime.state.TaskLocalStateStoreImpl",
+    "org.apache.flink.runtime.state.TaskExecutorLocalStateStoresManager",
+    "org.apache.flink.streaming.api.operators.BackendRestorerProcedure",
 )
 MODES = ("aligned", "unaligned", "at-least-once")
 DEFAULT_RECORDS = 50
@@ -156,11 +172,21 @@ class FlinkRunError(Exception):
 
 @dataclass(frozen=True)
 class FailAt:
-    """``--fail VERTEX:SUBTASK@RECORD``: throw once when that subtask handles its RECORD-th record."""
+    """``--fail VERTEX:SUBTASK@RECORD``: throw once when that subtask handles its RECORD-th record.
+    ``how`` (:data:`FAIL_HOWS`): ``task`` throws; with local recovery, ``taskmanager`` loses the
+    TaskManager the subtask runs on, ``damage-local-copy`` deletes the local copies, then throws."""
 
     vertex: str
     subtask: int
     record: int
+    how: str = "task"
+
+
+# FailAt.how: what strikes at the fail point (the last two in LocalRecovery.java), and the
+# flink run option that asks for it.
+FAIL_OPTIONS = MappingProxyType({"task": "--fail", "taskmanager": "--lose-taskmanager",
+                                 "damage-local-copy": "--damage-local-copy"})
+FAIL_HOWS = tuple(FAIL_OPTIONS)
 
 
 @dataclass(frozen=True)
@@ -186,6 +212,7 @@ class RunResult:
     times: RunTimes
     out: Path
     flink: FlinkInstall | None = None   # the release that ran it
+    designs: tuple = ("protocol",)      # the designs the run exercised (run.json "designs")
 
 
 # -- the installation -----------------------------------------------------------------------
@@ -222,7 +249,7 @@ def adapters(version: str) -> tuple[str, ...]:
 
 
 def java_sources(version: str) -> list[Path]:
-    return [JAVA_SOURCE, FAULTS_SOURCE] + [path for name in adapters(version) for path in sorted((COMPAT / name).glob("*.java"))]
+    return [JAVA_SOURCE, FAULTS_SOURCE, LOCAL_RECOVERY_SOURCE] + [path for name in adapters(version) for path in sorted((COMPAT / name).glob("*.java"))]
 
 
 def _release_sources(sources: list[Path], version: str, scratch: Path) -> list[Path]:
@@ -338,10 +365,12 @@ def _with_records(graph: JobGraph, records: int | None) -> JobGraph:
 def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int | None = None,
              interval_ms: int = DEFAULT_INTERVAL_MS, fail: FailAt | None = None,
              checkpoints_after_tasks_finished: bool = True, seed: int = 0,
-             record_delay_ms: int = RECORD_DELAY_MS, faults: dict | None = None) -> dict:
+             record_delay_ms: int = RECORD_DELAY_MS, faults: dict | None = None,
+             local_recovery: bool = False) -> dict:
     """The document FlipcheckJob.java builds the job from. ``records`` overrides every source's
     ``"records"``; without it a source's flag counts, else :data:`DEFAULT_RECORDS`. ``faults``
     are the protocol-point faults of ``Faults.java`` (:data:`FAULTS`), by vertex.
+    ``local_recovery``: task-local recovery on, file-system checkpoint storage, two TaskManagers.
     :class:`UsageError` for what the Flink job cannot build or --fail cannot reach."""
     from flipcheck.model.protocol import Job
 
@@ -362,7 +391,10 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
             first[task.vertex] = (task.records[0] if task.records else 0, len(task.records))
     if fail is not None:
         _check_fail(graph, fail, first)
+        if fail.how != "task" and not local_recovery:
+            raise UsageError(f"{FAIL_OPTIONS[fail.how]}: needs --local-recovery (two TaskManagers, local copies)")
     _check_faults(faults or {}, part)
+    _check_keyed_state(graph, part)
     vertices = []
     for vertex_id in graph.topological_order:
         vertex = graph.vertex(vertex_id)
@@ -371,6 +403,7 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
             "parallelism": vertex.parallelism,
             "role": part[vertex_id],
             "union_list_state": bool(vertex.extra.get("union_list_state")),
+            "keyed_state": bool(vertex.extra.get("keyed_state")),
             "inputs": [{"source": e.source, "partitioning": _partitioning(graph, part[vertex_id], e)}
                        for e in graph.inputs(vertex_id)],
             "outputs": len(graph.outputs(vertex_id)),
@@ -387,8 +420,12 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
         "seed": seed,
         "record_delay_ms": record_delay_ms,
         "restart_attempts": RESTART_ATTEMPTS,
-        "fail": None if fail is None else {"vertex": fail.vertex, "subtask": fail.subtask, "record": fail.record},
+        "fail": None if fail is None else {"vertex": fail.vertex, "subtask": fail.subtask, "record": fail.record,
+                                           "how": fail.how},
         "faults": faults or {},
+        "local_recovery": local_recovery,
+        "taskmanagers": 2 if local_recovery else 1,
+        "local_backup_dir": str((out / "local-state").resolve()),
         "vertices": vertices,
         "records_expected": _records_expected(job, part),
     }
@@ -427,15 +464,24 @@ def _check_faults(faults: dict, part: dict) -> None:
                 raise UsageError(f"faults: {name} of {vertex!r} is {targets[vertex]!r}, not 0..60000 milliseconds")
 
 
+def _check_keyed_state(graph: JobGraph, part: dict) -> None:
+    for vertex in graph.vertices:
+        if vertex.extra.get("keyed_state") and (part[vertex.id] != "operator" or len(graph.inputs(vertex.id)) != 1
+                                                or graph.inputs(vertex.id)[0].pattern != ALL_TO_ALL):
+            raise UsageError(f"graph: vertex {vertex.id!r}: keyed_state needs an operator with one ALL_TO_ALL input "
+                             "(its keyBy) and an output")
+
+
 def _check_fail(graph: JobGraph, fail: FailAt, sources: dict) -> None:
+    option = FAIL_OPTIONS[fail.how]
     if fail.vertex not in {v.id for v in graph.vertices}:
-        raise UsageError(f"--fail: unknown vertex {fail.vertex!r}")
+        raise UsageError(f"{option}: unknown vertex {fail.vertex!r}")
     parallelism = graph.parallelism(fail.vertex)
     if not 0 <= fail.subtask < parallelism:
-        raise UsageError(f"--fail: subtask {fail.subtask} is outside 0..{parallelism - 1} (vertex {fail.vertex!r} "
+        raise UsageError(f"{option}: subtask {fail.subtask} is outside 0..{parallelism - 1} (vertex {fail.vertex!r} "
                          f"has parallelism {parallelism})")
     if fail.vertex in sources and fail.record > sources[fail.vertex][1]:
-        raise UsageError(f"--fail: record {fail.record} is never reached: each subtask of source {fail.vertex!r} "
+        raise UsageError(f"{option}: record {fail.record} is never reached: each subtask of source {fail.vertex!r} "
                          f"emits {sources[fail.vertex][1]} records")
 
 
@@ -459,6 +505,12 @@ def flink_configuration(spec: dict, version: str) -> dict[str, str]:
     conf[_key("restart", version)] = "fixed-delay"
     conf["restart-strategy.fixed-delay.attempts"] = str(spec["restart_attempts"])
     conf["restart-strategy.fixed-delay.delay"] = "100 ms"
+    if spec.get("local_recovery"):
+        out = Path(spec["out"])
+        conf[_key("from_local", version)] = conf[_key("local_backup", version)] = "true"
+        conf[_key("local_dirs", version)] = str(out / "local-state")
+        conf[_key("storage", version)] = "filesystem"
+        conf[_key("checkpoint_dir", version)] = (out / "checkpoints").as_uri()
     return conf
 
 
@@ -501,6 +553,7 @@ def run_summary(result: RunResult) -> dict:
         "records_expected": result.records_expected,
         "failure_injected": result.failure_injected,
         "vertices": result.vertex_ids,
+        "designs": list(result.designs),
         "times": {"compile": round(result.times.compile, 3), "jvm_start": round(result.times.jvm_start, 3),
                   "job": round(result.times.job, 3), "total": round(result.times.total, 3)},
     }
@@ -554,6 +607,8 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
     for stale in [log_file, out / "plan.json", out / "run.json"]:
         stale.unlink(missing_ok=True)
     shutil.rmtree(out / "output", ignore_errors=True)
+    for stale_dir in ("local-state", "checkpoints"):   # a --local-recovery run's
+        shutil.rmtree(out / stale_dir, ignore_errors=True)
     (out / "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
     (out / "log4j2.properties").write_text(log4j_properties(log_file.resolve()))
     command = [java, _HEAP, *JVM_OPENS, f"-Dlog4j.configurationFile={(out / 'log4j2.properties').resolve()}",
@@ -597,6 +652,7 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
         checkpoints_completed=sum(1 for e in reading.events if e.kind == "completed"),
         records_committed=len(committed), records_expected=spec["records_expected"],
         vertex_ids=_vertex_ids(graph, json.loads(reported["vertices"]), version),
-        failure_injected="failure_injected" in reported, times=times, out=out, flink=flink)
+        failure_injected="failure_injected" in reported, times=times, out=out, flink=flink,
+        designs=("protocol", "local-recovery") if spec.get("local_recovery") else ("protocol",))
     (out / "run.json").write_text(json.dumps(run_summary(result), indent=1) + "\n")
     return result

@@ -20,7 +20,8 @@
 // builds what it is told:
 //   role "source":   a bounded FLIP-27 source; subtask i emits `records` ids first + i*records ...
 //   role "operator": a pass-through map (one input), co-map (two inputs, keyed when both "hash"),
-//                    or a map over the union of its inputs (three or more)
+//                    or a map over the union of its inputs (three or more); "keyed_state": a
+//                    keyed map with a count per key (LocalRecovery.java)
 //   role "two_phase_commit_sink": TwoPhaseCommitSinkFunction (Flink 2.x keeps it in ...sink.legacy)
 //   role "sink_v2":  a committing sink (Sink V2; Sink V1 on 1.14); writer and committer chain into one task
 //   role "discard":  a vertex without outputs and without a sink flag: a sink that drops records
@@ -114,11 +115,15 @@ public class FlipcheckJob {
         final String vertex;
         final int subtask;
         final long record;
+        final String how;        // "task", or LocalRecovery's "taskmanager" / "damage-local-copy"
+        final String localRoot;  // the local backup directory ("damage-local-copy")
 
-        FailPoint(String vertex, int subtask, long record) {
+        FailPoint(String vertex, int subtask, long record, String how, String localRoot) {
             this.vertex = vertex;
             this.subtask = subtask;
             this.record = record;
+            this.how = how;
+            this.localRoot = localRoot;
         }
 
         /** Throws once per run, when subtask `subtask` of `vertex` handles its `record`-th record. */
@@ -126,6 +131,11 @@ public class FlipcheckJob {
             if (this.vertex.equals(vertex) && this.subtask == subtask && handled == record
                     && FIRED.compareAndSet(false, true)) {
                 say("failure_injected", Long.toString(System.currentTimeMillis()));
+                if (how.equals("taskmanager")) {
+                    LocalRecovery.loseTaskManager(vertex, subtask);
+                } else if (how.equals("damage-local-copy")) {
+                    LocalRecovery.damageLocalCopies(localRoot);
+                }
                 throw new RuntimeException("flipcheck --fail: injected failure in " + vertex + " subtask "
                         + subtask + " at record " + record);
             }
@@ -694,7 +704,8 @@ public class FlipcheckJob {
         long delayMs = spec.get("record_delay_ms").asLong();
         JsonNode failNode = spec.get("fail");
         FailPoint fail = failNode == null || failNode.isNull() ? null
-                : new FailPoint(failNode.get("vertex").asText(), failNode.get("subtask").asInt(), failNode.get("record").asLong());
+                : new FailPoint(failNode.get("vertex").asText(), failNode.get("subtask").asInt(), failNode.get("record").asLong(),
+                        failNode.path("how").asText("task"), spec.path("local_backup_dir").asText(""));
         Map<String, DataStream<Long>> streams = new HashMap<>();
         for (JsonNode v : spec.get("vertices")) {
             String id = v.get("id").asText();
@@ -720,6 +731,13 @@ public class FlipcheckJob {
                     source.disableChaining();
                 }
                 streams.put(id, source);
+                continue;
+            }
+            if (v.path("keyed_state").asBoolean(false)) {
+                // engine.py allows it on an operator with one ALL_TO_ALL input only.
+                streams.put(id, streams.get(v.get("inputs").get(0).get("source").asText()).keyBy(new LocalRecovery.BlockKey())
+                        .map(new LocalRecovery.KeyedCount(new Handling(id, fail, union)), Types.LONG).name(id).uid(id)
+                        .setParallelism(parallelism).disableChaining());
                 continue;
             }
             DataStream<Long> in = inputs.get(0);
@@ -798,8 +816,11 @@ public class FlipcheckJob {
         streamGraph.setJobName(spec.get("job_name").asText());
         JobGraph jobGraph = streamGraph.getJobGraph();
 
+        // Local recovery runs on two TaskManagers, each with half the slots, so a job spreads over both.
+        int taskManagers = spec.path("taskmanagers").asInt(1);
         MiniClusterConfiguration clusterConf = new MiniClusterConfiguration.Builder()
-                .setConfiguration(conf).setNumTaskManagers(1).setNumSlotsPerTaskManager(slots).build();
+                .setConfiguration(conf).setNumTaskManagers(taskManagers)
+                .setNumSlotsPerTaskManager((slots + taskManagers - 1) / taskManagers).build();
         int exit = 0;
         try (MiniCluster cluster = new MiniCluster(clusterConf)) {
             cluster.start();
@@ -809,6 +830,12 @@ public class FlipcheckJob {
             JobID jobId = cluster.submitJob(jobGraph).get().getJobID();
             say("submitted", Long.toString(System.currentTimeMillis()));
             say("job_id", jobId.toString());
+            LocalRecovery.watch(cluster, rest, jobId, jobGraph);
+            // Until its JobMaster runs, the job is INITIALIZING and REST serves a sparse graph whose
+            // plan is empty (JobMasterServiceLeadershipRunner.requestJob): wait for the real one.
+            while (cluster.getJobStatus(jobId).get() == org.apache.flink.api.common.JobStatus.INITIALIZING) {
+                Thread.sleep(20);
+            }
             // The plan exactly as the REST API serves it (JsonPlanGenerator on the submitted JobGraph).
             Files.writeString(Paths.get(outDir, "plan.json"), fetch(rest, "/jobs/" + jobId + "/plan"));
             ObjectNode vertices = json.createObjectNode();
