@@ -69,6 +69,7 @@ __all__ = [
     "JOB_TIMEOUT_SECONDS",
     "RESTART_ATTEMPTS",
     "FailAt",
+    "BatchRun",
     "FlinkRunError",
     "RunTimes",
     "RunResult",
@@ -186,6 +187,7 @@ class RunResult:
     times: RunTimes
     out: Path
     flink: FlinkInstall | None = None   # the release that ran it
+    designs: tuple = ("protocol",)      # the designs the run exercised (conform validates each)
 
 
 # -- the installation -----------------------------------------------------------------------
@@ -338,10 +340,12 @@ def _with_records(graph: JobGraph, records: int | None) -> JobGraph:
 def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int | None = None,
              interval_ms: int = DEFAULT_INTERVAL_MS, fail: FailAt | None = None,
              checkpoints_after_tasks_finished: bool = True, seed: int = 0,
-             record_delay_ms: int = RECORD_DELAY_MS, faults: dict | None = None) -> dict:
+             record_delay_ms: int = RECORD_DELAY_MS, faults: dict | None = None,
+             batch: BatchRun | None = None) -> dict:
     """The document FlipcheckJob.java builds the job from. ``records`` overrides every source's
     ``"records"``; without it a source's flag counts, else :data:`DEFAULT_RECORDS`. ``faults``
-    are the protocol-point faults of ``Faults.java`` (:data:`FAULTS`), by vertex.
+    are the protocol-point faults of ``Faults.java`` (:data:`FAULTS`), by vertex; ``batch``
+    makes it a batch job with FLIP-383 job recovery (:class:`BatchRun`, ``compat/flink2/Batch.java``).
     :class:`UsageError` for what the Flink job cannot build or --fail cannot reach."""
     from flipcheck.model.protocol import Job
 
@@ -363,6 +367,8 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
     if fail is not None:
         _check_fail(graph, fail, first)
     _check_faults(faults or {}, part)
+    if batch is not None:
+        _check_batch(graph, batch, part)
     vertices = []
     for vertex_id in graph.topological_order:
         vertex = graph.vertex(vertex_id)
@@ -389,6 +395,8 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
         "restart_attempts": RESTART_ATTEMPTS,
         "fail": None if fail is None else {"vertex": fail.vertex, "subtask": fail.subtask, "record": fail.record},
         "faults": faults or {},
+        "batch": None if batch is None else {"hold": [f"{v}:{s}" for v, s in batch.hold], "failover": batch.failover,
+                                             "lose_task_manager": batch.lose_task_manager},
         "vertices": vertices,
         "records_expected": _records_expected(job, part),
     }
@@ -427,6 +435,46 @@ def _check_faults(faults: dict, part: dict) -> None:
                 raise UsageError(f"faults: {name} of {vertex!r} is {targets[vertex]!r}, not 0..60000 milliseconds")
 
 
+@dataclass(frozen=True)
+class BatchRun:
+    """``--batch``: a BATCH job (blocking exchanges) with batch job recovery on. ``hold``: the
+    (vertex, subtask) a latch holds at their first record; ``failover``: once the job waits on
+    them only, the JobManager loses and regains its leadership; ``lose_task_manager``: while no
+    JobManager runs, the TaskManager is replaced (its partitions are missed)."""
+
+    hold: tuple = ()
+    failover: bool = False
+    lose_task_manager: bool = False
+
+
+# Batch job recovery came with 1.20 (SupportsBatchSnapshot); the job builder's batch hooks with
+# compat/flink2.
+BATCH_SINCE = (2, 0, 0)
+# What a batch run logs at DEBUG besides DEBUG_LOGGERS: each job event written.
+BATCH_DEBUG_LOGGERS = ("org.apache.flink.runtime.jobmaster.event.FileSystemJobEventStore",)
+# How long a recovering JobManager waits for TaskManagers to report their partitions
+# (execution.batch.job-recovery.previous-worker.recovery.timeout, 30 s by default): a lost
+# TaskManager never reports, and the run waits this long.
+BATCH_WORKER_TIMEOUT = "5 s"
+
+
+def _check_batch(graph: JobGraph, batch: BatchRun, part: dict) -> None:
+    for role in ("two_phase_commit_sink",):
+        for vertex, found in part.items():
+            if found == role:
+                raise UsageError(f"graph: vertex {vertex!r}: a two_phase_commit_sink commits on checkpoints, which a "
+                                 "--batch run takes none of (use sink_v2: it commits at the end of its input)")
+    for vertex, subtask in batch.hold:
+        if part.get(vertex) not in ("source", "operator"):
+            raise UsageError(f"--jm-failover: {vertex!r} is " + ("not a vertex" if vertex not in part else
+                                                                 f"a {part[vertex].replace('_', ' ')}, not a source or operator"))
+        if not 0 <= subtask < graph.parallelism(vertex):
+            raise UsageError(f"--jm-failover: subtask {subtask} is outside 0..{graph.parallelism(vertex) - 1} "
+                             f"(vertex {vertex!r})")
+    if batch.lose_task_manager and not batch.failover:
+        raise UsageError("--lose-task-manager: only with --jm-failover (the TaskManager is lost while no JobManager runs)")
+
+
 def _check_fail(graph: JobGraph, fail: FailAt, sources: dict) -> None:
     if fail.vertex not in {v.id for v in graph.vertices}:
         raise UsageError(f"--fail: unknown vertex {fail.vertex!r}")
@@ -459,11 +507,25 @@ def flink_configuration(spec: dict, version: str) -> dict[str, str]:
     conf[_key("restart", version)] = "fixed-delay"
     conf["restart-strategy.fixed-delay.attempts"] = str(spec["restart_attempts"])
     conf["restart-strategy.fixed-delay.delay"] = "100 ms"
+    if spec.get("batch") is not None:
+        _batch_configuration(conf, spec)
     return conf
 
 
-def log4j_properties(log_file: Path) -> str:
-    """log4j2 properties: Flink's default layout into ``log_file``, DEBUG on :data:`DEBUG_LOGGERS`."""
+def _batch_configuration(conf: dict, spec: dict) -> None:
+    """A BATCH job with job recovery on: set in the cluster's configuration, which the
+    TaskExecutors read too (they keep their partitions when the JobManager goes), the events
+    stored under the run's ``ha/``; no checkpoints; region failover (the model's restarts)."""
+    del conf["execution.checkpointing.interval"]
+    conf["execution.runtime-mode"] = "BATCH"
+    conf["execution.batch.job-recovery.enabled"] = "true"
+    conf["execution.batch.job-recovery.previous-worker.recovery.timeout"] = BATCH_WORKER_TIMEOUT
+    conf["high-availability.storageDir"] = str(Path(spec["out"]) / "ha")
+    conf["jobmanager.execution.failover-strategy"] = "region"
+
+
+def log4j_properties(log_file: Path, debug_loggers: tuple = DEBUG_LOGGERS) -> str:
+    """log4j2 properties: Flink's default layout into ``log_file``, DEBUG on ``debug_loggers``."""
     lines = [
         "rootLogger.level = INFO",
         "rootLogger.appenderRef.file.ref = FileAppender",
@@ -473,7 +535,7 @@ def log4j_properties(log_file: Path) -> str:
         "appender.file.layout.type = PatternLayout",
         f"appender.file.layout.pattern = {_LOG_LAYOUT}",
     ]
-    for n, logger in enumerate(DEBUG_LOGGERS):
+    for n, logger in enumerate(debug_loggers):
         lines += [f"logger.flipcheck{n}.name = {logger}", f"logger.flipcheck{n}.level = DEBUG"]
     return "\n".join(lines) + "\n"
 
@@ -501,6 +563,7 @@ def run_summary(result: RunResult) -> dict:
         "records_expected": result.records_expected,
         "failure_injected": result.failure_injected,
         "vertices": result.vertex_ids,
+        "designs": list(result.designs),
         "times": {"compile": round(result.times.compile, 3), "jvm_start": round(result.times.jvm_start, 3),
                   "job": round(result.times.job, 3), "total": round(result.times.total, 3)},
     }
@@ -526,6 +589,8 @@ def _vertex_ids(graph: JobGraph, names: dict, version: str = "2.3.0") -> dict:
         name = _expected_vertex_name(vertex.id, part[vertex.id], version)
         if part[vertex.id] == "source" and not graph.outputs(vertex.id):
             name += f" -> Sink: {vertex.id}-discard"
+        if name not in by_name and part[vertex.id] == "sink_v2":
+            name = f"{vertex.id}: Writer"   # a BATCH job does not chain the committer to its writer
         if name not in by_name:
             raise FlinkRunError(f"no Flink job vertex named {name!r} for vertex {vertex.id!r}")
         found[vertex.id] = by_name[name]
@@ -547,6 +612,8 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
         flink = FlinkInstall(version, lib, "venv")
     version, lib = flink.version, flink.lib
     spec["flink"] = version
+    if spec["batch"] is not None and parse_version(version) < BATCH_SINCE:
+        raise UsageError(f"--batch: Flink {version} has no batch job recovery the job builder can use (2.0 or later)")
     spec["configuration"] = flink_configuration(spec, version)
     out.mkdir(parents=True, exist_ok=True)
     classes, compile_seconds = compile_job(javac, version, lib)
@@ -555,7 +622,9 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
         stale.unlink(missing_ok=True)
     shutil.rmtree(out / "output", ignore_errors=True)
     (out / "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
-    (out / "log4j2.properties").write_text(log4j_properties(log_file.resolve()))
+    (out / "log4j2.properties").write_text(log4j_properties(
+        log_file.resolve(), DEBUG_LOGGERS + (BATCH_DEBUG_LOGGERS if spec["batch"] is not None else ())))
+    shutil.rmtree(out / "ha", ignore_errors=True)   # a batch run's job events: a stale file would be replayed
     command = [java, _HEAP, *JVM_OPENS, f"-Dlog4j.configurationFile={(out / 'log4j2.properties').resolve()}",
                "-cp", f"{classes}{os.pathsep}{lib / '*'}", MAIN_CLASS, str((out / "spec.json").resolve())]
     started = time.perf_counter()
@@ -597,6 +666,7 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
         checkpoints_completed=sum(1 for e in reading.events if e.kind == "completed"),
         records_committed=len(committed), records_expected=spec["records_expected"],
         vertex_ids=_vertex_ids(graph, json.loads(reported["vertices"]), version),
-        failure_injected="failure_injected" in reported, times=times, out=out, flink=flink)
+        failure_injected="failure_injected" in reported or "jm_revoke" in reported, times=times, out=out, flink=flink,
+        designs=("protocol",) + (("batch-recovery",) if spec["batch"] is not None else ()))
     (out / "run.json").write_text(json.dumps(run_summary(result), indent=1) + "\n")
     return result
