@@ -9,7 +9,7 @@ something about the state the model must be in:
 * ``("start", t, attempt)``: B1, the ``attempt``-th start of task ``t``;
 * ``("finish", t, snapshot)``: B3; ``snapshot`` is None when the finish wrote no coordinator
   snapshot, else the job vertices whose coordinators it snapshotted (the model's ``need``);
-* ``("crash",)``: B6; ``("restart",)``: B8; ``("fail_recovery",)``: B11;
+* ``("crash",)``: B6; ``("restart",)``: B8; ``("fail_recovery",)``: B11; ``("global_restart",)``: B12;
 * ``("reconcile", release, missing, reserve)``: B10, each a frozenset of ``(task, attempt)``
   (attempt 0: the producer's attempt was never started);
 * ``("recovering",)``: the restart found a non-empty event log (the JM is RECONCILING);
@@ -18,7 +18,7 @@ something about the state the model must be in:
 * ``("recovered",)``: the reconciliation ended, the JM runs; ``("done",)``: the job finished.
 
 Everything the log does not show is searched: split assignments (B2), the min-pause (B4),
-flushes (B5), partitions lost (B7), TaskManager reports (B9), delayed restarts (B12).
+flushes (B5), partitions lost (B7), TaskManager reports (B9).
 :func:`validate` keeps, per observation, every model state that explains the log so far (the
 hidden steps closed over), and reports the first observation no state explains, naming the rule
 it needed.
@@ -48,9 +48,9 @@ from flipcheck.model import batch_recovery as spec
 __all__ = ["HIDDEN", "STEPS", "CHECKS", "RULE_OF_OBSERVATION", "Verdict", "validate", "describe"]
 
 # The actions no log line shows: the search inserts them anywhere.
-HIDDEN = ("assign", "elapse", "flush", "lose", "report", "global_restart")
+HIDDEN = ("assign", "elapse", "flush", "lose", "report")
 # Observations that are one model step, and those that only constrain the state.
-STEPS = ("start", "finish", "crash", "restart", "reconcile", "fail_recovery")
+STEPS = ("start", "finish", "crash", "restart", "reconcile", "fail_recovery", "global_restart")
 CHECKS = ("recovering", "replayed", "revise", "recovered", "done")
 # The rule an observation shows (a check: the rule whose outcome it reads).
 RULE_OF_OBSERVATION = {**{kind: spec.RULE_OF[kind] for kind in STEPS},

@@ -18,7 +18,7 @@ The lines read (each a row of :data:`PATTERNS`, registered with
   each partition with its producer's attempt), ``... successfully recovered from JM failover`` and
   ``... recover failed from JM failover, fail global`` (B10's end, B11);
 * ``JobMasterServiceLeadershipRunner``: ``was revoked leadership`` (B6) and, after the first,
-  ``was granted leadership`` (B8);
+  ``was granted leadership`` (B8); ``ExecutionGraph``'s job switch ``RESTARTING to RUNNING`` (B12);
 * ``FileSystemJobEventStore`` (DEBUG): ``Write job event ExecutionVertexFinishedEvent(...)``:
   the check ``events-written`` holds them against the finishes.
 
@@ -212,7 +212,8 @@ def _recovery_ended(e: LogEvent, t, follow) -> list:
 
 
 def _job_state(e: LogEvent, t, follow) -> list:
-    return [("done",)] if e.detail == "RUNNING to FINISHED" else []
+    # RESTARTING to RUNNING: the global failover's delayed restart (a failed recovery's, B12).
+    return {"RUNNING to FINISHED": [("done",)], "RESTARTING to RUNNING": [("global_restart",)]}.get(e.detail, [])
 
 
 def _snapshot(e: LogEvent, t, follow) -> list:
@@ -220,7 +221,7 @@ def _snapshot(e: LogEvent, t, follow) -> list:
 
 
 add_design(DESIGN, ("start", "finish", "crash", "restart", "recovering", "replayed", "revise", "reconcile",
-                    "recovered", "fail_recovery", "done"))
+                    "recovered", "fail_recovery", "global_restart", "done"))
 for _kind, _observe in (("execution-state", _state_switch), ("batch-snapshot", _snapshot),
                         ("batch-recovering", _recovering), ("batch-revise", _revise),
                         ("batch-replayed", lambda e, t, follow: _replayed(_progress(follow))),
