@@ -56,7 +56,7 @@ from flipcheck.reference_impl.user_variants import UserVariantError
 
 __all__ = ["Check", "Conformance", "RunDirectory", "Tasks", "conform", "conform_files", "model_job", "observations_of",
            "read_run_directory", "render_conformance", "flink_task_names", "plans_from", "ids_check", "vertex_names",
-           "FLAG_KEYS", "REJECTED_BUDGET"]
+           "FLAG_KEYS", "REJECTED_BUDGET", "committed_output_check", "job_finished_check"]
 
 # The vertex flags a run's job graph lends the plan's vertices (the plan cannot show them).
 FLAG_KEYS = ("union_list_state", "two_phase_commit_sink", "sink_v2")
@@ -471,6 +471,10 @@ def _finished_check(run: RunDirectory | None) -> Check:
     if run.status == "FINISHED":
         return Check("job-finished", True, "the job ended FINISHED")
     return Check("job-finished", False, f"the job ended {run.status}" + (f": {run.cause}" if run.cause else ""))
+
+
+# The end-to-end checks a design's own conformance reuses (flipcheck/flink/conform_<design>.py).
+committed_output_check, job_finished_check = _output_check, _finished_check
 
 
 def _event_text(e: LogEvent) -> str:

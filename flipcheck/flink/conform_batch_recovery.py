@@ -294,7 +294,7 @@ def _events_written_check(reading: LogReading, observed: list, tasks: BatchTasks
 
 def _output_check(run):
     """The committed output equals a run without failover: each source record once per path."""
-    from flipcheck.flink.conform import Check, _output_check as committed_output_check
+    from flipcheck.flink.conform import Check, committed_output_check
 
     found = committed_output_check(run, "aligned")
     return Check("failure-free-output", found.ok, found.detail)
@@ -303,7 +303,7 @@ def _output_check(run):
 def conform_batch_recovery(reading: LogReading, run, plan: dict | None = None) -> DesignConformance | None:
     """This design's verdict on a run (None: the log holds no line of batch job recovery).
     ``plan``: the REST plan (default: ``plan.json`` in the ``run`` directory)."""
-    from flipcheck.flink.conform import Check, _finished_check
+    from flipcheck.flink.conform import Check, job_finished_check
 
     ours = [e for e in reading.events if e.kind in KINDS and e.kind != "job-state"]
     if not any(e.kind.startswith("batch-") or e.kind == "job-event-written" for e in ours):
@@ -328,5 +328,5 @@ def conform_batch_recovery(reading: LogReading, run, plan: dict | None = None) -
     checks = [Check("model", verdict.conforms, f"{verdict.explained} of {len(observed)} observations explained by a "
                                                f"behaviour of model/batch_recovery.py ({verdict.states:,} states)"),
               _events_written_check(reading, observed, BatchTasks(config)),
-              _output_check(run), _finished_check(run)]
+              _output_check(run), job_finished_check(run)]
     return DesignConformance(DESIGN, all(c.ok for c in checks), len(ours), first, checks)
