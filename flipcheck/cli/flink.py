@@ -83,7 +83,7 @@ them alone (the other tasks finished, or wait for them), the JobManager loses it
 gets it back (a new JobMaster replays the job events, reconciles the partitions the TaskManager
 kept, and continues), then the held tasks go on. --lose-task-manager replaces the TaskManager
 while no JobManager runs: its partitions are missed, their producers run again. run.json's
-"designs" says "batch-recovery"; `flipcheck conform DIR` validates it (docs/batch-recovery.md).
+"designs" says "batch-recovery": flipcheck conform validates it as that design (docs/batch-recovery.md).
 
 The release: by default the flink extra's (2.3.0); --flink VERSION any release from 1.14.0 to
 2.3.x, installed on first use into ~/.cache/flipcheck/releases/VERSION by pip (one line on
