@@ -82,7 +82,8 @@ events (SupportsBatchSnapshot), "sink_v2" sinks committing at the end of their i
 them alone (the other tasks finished, or wait for them), the JobManager loses its leadership and
 gets it back (a new JobMaster replays the job events, reconciles the partitions the TaskManager
 kept, and continues), then the held tasks go on. --lose-task-manager replaces the TaskManager
-while no JobManager runs: its partitions are missed, their producers run again. run.json's
+while no JobManager runs: its partitions are missed, their producers run again;
+--delete-shuffle-files deletes the partitions' files instead (the TaskManager still lists them). run.json's
 "designs" says "batch-recovery": flipcheck conform validates it as that design (docs/batch-recovery.md).
 
 The release: by default the flink extra's (2.3.0); --flink VERSION any release from 1.14.0 to
@@ -199,6 +200,8 @@ def configure(parser) -> None:
                             help="with --batch: hold these tasks, fail the JobManager over while the job waits on them")
     run_parser.add_argument("--lose-task-manager", action="store_true",
                             help="with --jm-failover: replace the TaskManager while no JobManager runs")
+    run_parser.add_argument("--delete-shuffle-files", action="store_true",
+                            help="with --jm-failover: delete the blocking partitions' files while no JobManager runs")
     add_release_options(run_parser)
     releases_parser = commands.add_parser("releases", help="the Flink releases installed and installable",
                                           description=RELEASES_DESCRIPTION, epilog=RELEASES_EPILOG,
@@ -217,14 +220,15 @@ def batch_run(args):
     from flipcheck.flink.engine import BatchRun
 
     if not args.batch:
-        for option, given in (("--jm-failover", args.jm_failover), ("--lose-task-manager", args.lose_task_manager)):
+        for option, given in (("--jm-failover", args.jm_failover), ("--lose-task-manager", args.lose_task_manager),
+                              ("--delete-shuffle-files", args.delete_shuffle_files)):
             if given:
                 raise UsageError(f"{option}: only with --batch (a batch job's JobManager failover)")
         return None
     if args.fail is not None:
         raise UsageError("--fail: not with --batch (a batch run's fault is --jm-failover)")
     return BatchRun(hold=args.jm_failover or (), failover=args.jm_failover is not None,
-                    lose_task_manager=args.lose_task_manager)
+                    lose_task_manager=args.lose_task_manager, delete_shuffle_files=args.delete_shuffle_files)
 
 
 def summary_line(result) -> str:

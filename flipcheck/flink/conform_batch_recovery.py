@@ -18,7 +18,9 @@ The lines read (each a row of :data:`PATTERNS`, registered with
   each partition with its producer's attempt), ``... successfully recovered from JM failover`` and
   ``... recover failed from JM failover, fail global`` (B10's end, B11);
 * ``JobMasterServiceLeadershipRunner``: ``was revoked leadership`` (B6) and, after the first,
-  ``was granted leadership`` (B8); ``ExecutionGraph``'s job switch ``RESTARTING to RUNNING`` (B12);
+  ``was granted leadership`` (B8); ``ExecutionGraph``'s job switch ``RESTARTING to RUNNING`` after the
+  JobMaster's ``N tasks will be restarted to recover from a global failure.`` (B12); ``... to recover
+  the failed task T.``: a task failover, which the model does not have (never explained);
 * ``FileSystemJobEventStore`` (DEBUG): ``Write job event ExecutionVertexFinishedEvent(...)``:
   the check ``events-written`` holds them against the finishes.
 
@@ -89,6 +91,12 @@ PATTERNS = (
             re.compile(r"^Write job event ExecutionVertexFinishedEvent\(executionVertexId='(?P<detail>\w+_\d+)', "
                        r"attemptNumber='(?P<attempt>\d+)'\)\.$"),
             "FileSystemJobEventStore.writeEventRunnable (ExecutionVertexFinishedEvent.toString)", since="1.20"),
+    Pattern("task-failover", "JobMaster", "INFO",
+            re.compile(r"^\d+ tasks will be restarted to recover the failed task (?P<task>\w+_\w+_\d+_\d+)\.$"),
+            "DefaultScheduler.restartTasksWithDelay (the JobMaster's logger): a task failover"),
+    Pattern("global-failover", "JobMaster", "INFO",
+            re.compile(r"^\d+ tasks will be restarted to recover from a global failure\.$"),
+            "DefaultScheduler.restartTasksWithDelay (the JobMaster's logger): a global failover"),
     Pattern("job-state", "ExecutionGraph", "INFO",
             re.compile(r"^Job .* \(\w+\) switched from state (?P<detail>\w+ to \w+)\.$"),
             "DefaultExecutionGraph.transitionState: the job's status"),
@@ -132,6 +140,7 @@ class _Progress:
     phase: str = "running"             # running | down | reconciling
     attempts: dict = field(default_factory=dict)   # model task -> Flink attempt ids, in start order
     restored: set = field(default_factory=set)
+    global_failover: bool = False      # a global failover's restart is under way (B11's, then B12)
     replay_shown: bool = False
 
     def ordinal(self, t: int, attempt_id: str) -> int:
@@ -212,8 +221,20 @@ def _recovery_ended(e: LogEvent, t, follow) -> list:
 
 
 def _job_state(e: LogEvent, t, follow) -> list:
-    # RESTARTING to RUNNING: the global failover's delayed restart (a failed recovery's, B12).
-    return {"RUNNING to FINISHED": [("done",)], "RESTARTING to RUNNING": [("global_restart",)]}.get(e.detail, [])
+    p = _progress(follow)
+    if e.detail == "RUNNING to FINISHED":
+        return [("done",)]
+    if e.detail == "RESTARTING to RUNNING" and p.global_failover:
+        p.global_failover = False
+        return [("global_restart",)]   # a global failover's delayed restart (a failed recovery's: B12)
+    return []
+
+
+def _failover(e: LogEvent, t, follow) -> list:
+    if e.kind == "global-failover":
+        _progress(follow).global_failover = True
+        return []
+    return [("task_failover", t)]
 
 
 def _snapshot(e: LogEvent, t, follow) -> list:
@@ -221,13 +242,14 @@ def _snapshot(e: LogEvent, t, follow) -> list:
 
 
 add_design(DESIGN, ("start", "finish", "crash", "restart", "recovering", "replayed", "revise", "reconcile",
-                    "recovered", "fail_recovery", "global_restart", "done"))
+                    "recovered", "fail_recovery", "global_restart", "done", "task_failover"))
 for _kind, _observe in (("execution-state", _state_switch), ("batch-snapshot", _snapshot),
                         ("batch-recovering", _recovering), ("batch-revise", _revise),
                         ("batch-replayed", lambda e, t, follow: _replayed(_progress(follow))),
                         ("batch-partitions", _partitions), ("batch-recovered", _recovery_ended),
                         ("batch-recover-failed", _recovery_ended), ("jm-revoked", _leadership),
-                        ("jm-granted", _leadership), ("job-state", _job_state)):
+                        ("jm-granted", _leadership), ("job-state", _job_state), ("task-failover", _failover),
+                        ("global-failover", _failover)):
     add_observer(DESIGN, _kind, _observe)
 
 
@@ -236,7 +258,6 @@ def observations(reading: LogReading, config: spec.Config) -> list[tuple]:
     coordinator snapshot folded into the finish it went with (logged right after it, on the
     JobManager's main thread)."""
     tasks = BatchTasks(config)
-    tasks.job = None   # observations_of asks for the job's tasks only for name-only rows; this design has none
     observed, _, _, _ = observations_of(reading, tasks, DESIGN)
     folded: list = []
     for o, e in observed:

@@ -396,7 +396,9 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
         "fail": None if fail is None else {"vertex": fail.vertex, "subtask": fail.subtask, "record": fail.record},
         "faults": faults or {},
         "batch": None if batch is None else {"hold": [f"{v}:{s}" for v, s in batch.hold], "failover": batch.failover,
-                                             "lose_task_manager": batch.lose_task_manager},
+                                             "lose_task_manager": batch.lose_task_manager,
+                                             "delete_shuffle_files": batch.delete_shuffle_files,
+                                             "tmp_dir": str(out.resolve() / "tmp")},
         "vertices": vertices,
         "records_expected": _records_expected(job, part),
     }
@@ -440,11 +442,13 @@ class BatchRun:
     """``--batch``: a BATCH job (blocking exchanges) with batch job recovery on. ``hold``: the
     (vertex, subtask) a latch holds at their first record; ``failover``: once the job waits on
     them only, the JobManager loses and regains its leadership; ``lose_task_manager``: while no
-    JobManager runs, the TaskManager is replaced (its partitions are missed)."""
+    JobManager runs, the TaskManager is replaced (its partitions are missed);
+    ``delete_shuffle_files``: meanwhile the blocking partitions' files are deleted instead."""
 
     hold: tuple = ()
     failover: bool = False
     lose_task_manager: bool = False
+    delete_shuffle_files: bool = False
 
 
 # Batch job recovery came with 1.20 (SupportsBatchSnapshot); the job builder's batch hooks with
@@ -471,8 +475,10 @@ def _check_batch(graph: JobGraph, batch: BatchRun, part: dict) -> None:
         if not 0 <= subtask < graph.parallelism(vertex):
             raise UsageError(f"--jm-failover: subtask {subtask} is outside 0..{graph.parallelism(vertex) - 1} "
                              f"(vertex {vertex!r})")
-    if batch.lose_task_manager and not batch.failover:
-        raise UsageError("--lose-task-manager: only with --jm-failover (the TaskManager is lost while no JobManager runs)")
+    for option, given in (("--lose-task-manager", batch.lose_task_manager),
+                          ("--delete-shuffle-files", batch.delete_shuffle_files)):
+        if given and not batch.failover:
+            raise UsageError(f"{option}: only with --jm-failover (it happens while no JobManager runs)")
 
 
 def _check_fail(graph: JobGraph, fail: FailAt, sources: dict) -> None:
@@ -521,6 +527,7 @@ def _batch_configuration(conf: dict, spec: dict) -> None:
     conf["execution.batch.job-recovery.enabled"] = "true"
     conf["execution.batch.job-recovery.previous-worker.recovery.timeout"] = BATCH_WORKER_TIMEOUT
     conf["high-availability.storageDir"] = str(Path(spec["out"]) / "ha")
+    conf["io.tmp.dirs"] = spec["batch"]["tmp_dir"]   # the TaskManager's shuffle files, which a fault may delete
     conf["jobmanager.execution.failover-strategy"] = "region"
 
 
@@ -624,7 +631,8 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
     (out / "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
     (out / "log4j2.properties").write_text(log4j_properties(
         log_file.resolve(), DEBUG_LOGGERS + (BATCH_DEBUG_LOGGERS if spec["batch"] is not None else ())))
-    shutil.rmtree(out / "ha", ignore_errors=True)   # a batch run's job events: a stale file would be replayed
+    for stale_dir in ("ha", "tmp"):   # a batch run's job events (a stale file would be replayed), shuffle files
+        shutil.rmtree(out / stale_dir, ignore_errors=True)
     command = [java, _HEAP, *JVM_OPENS, f"-Dlog4j.configurationFile={(out / 'log4j2.properties').resolve()}",
                "-cp", f"{classes}{os.pathsep}{lib / '*'}", MAIN_CLASS, str((out / "spec.json").resolve())]
     started = time.perf_counter()

@@ -19,6 +19,7 @@ from flipcheck.model.jobgraph import ALL_TO_ALL, JobGraph
 
 RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "flink_runs"
 SOME, NONE, LOST = "batch-failover-some-finished", "batch-failover-none-finished", "batch-failover-lost-taskmanager"
+DELETED = "batch-failover-deleted-shuffle-files"
 GRAPH = Path(__file__).resolve().parents[2] / "examples" / "graphs" / "flink" / "batch-recovery.json"
 
 
@@ -149,6 +150,23 @@ def test_a_record_committed_twice_fails_the_failure_free_output(tmp_path):
     assert failed == ["failure-free-output"]
 
 
+def test_deleted_shuffle_files_are_reported_kept_and_fail_their_readers():
+    """Divergence B-2 (docs/batch-recovery.md): the TaskManager reports the partitions whose files
+    were deleted (TaskExecutor.getAndRetainPartitionWithMetrics reads its partition tracker, not the
+    files), so they are reserved, not missed; map's reads fail and ordinary task failovers rerun
+    the sources. The model has no task failure while a JobManager runs: the run's first task
+    failover is what it cannot show, and the output is still that of a run without failover."""
+    verdict = _verdict(RUNS / DELETED)
+    assert not verdict.conforms and verdict.first_unexplained["rule"] == "not modelled"
+    assert verdict.first_unexplained["event"].startswith("task-failover a task failover after task 3 failed")
+    assert [c.name for c in verdict.checks if not c.ok] == ["model"]
+    reading = read_logs([str(RUNS / DELETED / "flink.log")])
+    config = model_config(json.loads((RUNS / DELETED / "plan.json").read_text()), reading)
+    seen = [o for o, _ in observations(reading, config)]
+    assert ("reconcile", frozenset(), frozenset(), frozenset({(0, 1), (1, 1)})) in seen
+    assert sum(1 for o in seen if o[0] == "task_failover") == 2
+
+
 def test_a_streaming_log_has_no_batch_recovery_to_validate():
     assert _verdict(RUNS / "join-failover") is None
 
@@ -174,7 +192,8 @@ def test_a_batch_spec_configures_the_cluster_for_job_recovery(tmp_path):
 
     graph = load_graph(str(GRAPH))
     spec_ = job_spec(graph, out=tmp_path, batch=BatchRun(hold=(("map", 1),), failover=True))
-    assert spec_["batch"] == {"hold": ["map:1"], "failover": True, "lose_task_manager": False}
+    assert spec_["batch"] == {"hold": ["map:1"], "failover": True, "lose_task_manager": False,
+                              "delete_shuffle_files": False, "tmp_dir": str(tmp_path.resolve() / "tmp")}
     conf = flink_configuration(spec_, "2.3.0")
     assert conf["execution.runtime-mode"] == "BATCH" and conf["execution.batch.job-recovery.enabled"] == "true"
     assert conf["high-availability.storageDir"] == str(tmp_path.resolve() / "ha")
@@ -186,6 +205,8 @@ def test_a_batch_spec_configures_the_cluster_for_job_recovery(tmp_path):
     (["--jm-failover", "map:1"], "--jm-failover: only with --batch"),
     (["--lose-task-manager"], "--lose-task-manager: only with --batch"),
     (["--batch", "--lose-task-manager"], "--lose-task-manager: only with --jm-failover"),
+    (["--batch", "--delete-shuffle-files"], "--delete-shuffle-files: only with --jm-failover"),
+    (["--delete-shuffle-files"], "--delete-shuffle-files: only with --batch"),
     (["--batch", "--jm-failover", "sink:0"], "--jm-failover: 'sink' is a sink v2, not a source or operator"),
     (["--batch", "--jm-failover", "map:7"], "--jm-failover: subtask 7 is outside 0..1"),
     (["--batch", "--jm-failover", "map"], "is not VERTEX:SUBTASK"),

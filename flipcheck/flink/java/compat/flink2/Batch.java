@@ -1,13 +1,15 @@
 // Flink 2.x: `flipcheck flink run --batch` (FLIP-383 batch job recovery). The spec's "batch" says
 // which tasks a latch holds and whether a JobManager failover happens:
 //
-//   "batch": {"hold": ["VERTEX:SUBTASK", ...], "failover": true|false, "lose_task_manager": true|false}
+//   "batch": {"hold": ["VERTEX:SUBTASK", ...], "failover": true|false, "lose_task_manager": true|false,
+//             "delete_shuffle_files": true|false}
 //
 // The held tasks wait at their first record. Once every held task waits and every other task is
 // FINISHED or not yet deployed (the job can make no more progress), the JobManager loses its
 // leadership (MiniCluster.getHaLeadershipControl().revokeJobMasterLeadership: a graceful stop, so
 // the buffered job events are flushed), optionally the TaskManager is terminated and a new one
-// started (its partitions are gone: missed on recovery), leadership is granted again (a new
+// started (its partitions are gone: missed on recovery), or the blocking partitions' files under the
+// run's io.tmp.dirs are deleted (the TaskManager still lists them), leadership is granted again (a new
 // JobMaster replays the job events), and the latch opens. Static state, like Faults: every task
 // attempt runs in this JVM with this class loader.
 //
@@ -37,6 +39,8 @@ final class Batch {
     static volatile boolean enabled;
     static volatile boolean failover;
     static volatile boolean loseTaskManager;
+    static volatile boolean deleteShuffleFiles;
+    static volatile String tmpDir;
     static final long QUIESCENT_POLL_MS = 50;
     static final long FAILOVER_WAIT_SECONDS = 120;
 
@@ -52,6 +56,8 @@ final class Batch {
         }
         failover = batch.get("failover").asBoolean();
         loseTaskManager = batch.get("lose_task_manager").asBoolean();
+        deleteShuffleFiles = batch.get("delete_shuffle_files").asBoolean();
+        tmpDir = batch.get("tmp_dir").asText();
     }
 
     /** The builder of the cluster: leadership the runner can revoke and grant (batch runs). */
@@ -111,8 +117,25 @@ final class Batch {
             cluster.startTaskManager();
             FlipcheckJob.say("task_manager_lost", Long.toString(System.currentTimeMillis()));
         }
+        if (deleteShuffleFiles) {
+            FlipcheckJob.say("shuffle_files_deleted", String.valueOf(deleteShuffleFiles()));
+        }
         FlipcheckJob.say("jm_grant", Long.toString(System.currentTimeMillis()));
         cluster.getHaLeadershipControl().get().grantJobMasterLeadership(jobId).get();
+    }
+
+    /** Deletes the sort-merge shuffle's data files (PartitionedFile's ".shuffle.data") under the
+     * run's temporary directory; returns how many. */
+    static int deleteShuffleFiles() throws java.io.IOException {
+        java.util.List<java.nio.file.Path> found;
+        try (java.util.stream.Stream<java.nio.file.Path> walk = java.nio.file.Files.walk(java.nio.file.Paths.get(tmpDir))) {
+            found = walk.filter(p -> p.getFileName().toString().endsWith(".shuffle.data"))
+                    .collect(java.util.stream.Collectors.toList());
+        }
+        for (java.nio.file.Path file : found) {
+            java.nio.file.Files.delete(file);
+        }
+        return found.size();
     }
 
     /** Every held task waits at the latch, every other task is FINISHED or not deployed yet. */
