@@ -31,7 +31,10 @@ timeout, and continues; the job must end with the result of a run without failur
   "Proposed Changes" 2). At most ``config.crashes``.
 * B7 ``lose t``: while no JM runs, a partition is lost (its TaskManager died or reconnects after
   the timeout: seed "those that time out will be rejected"). At most ``config.losses``.
-* B8 ``restart``: a new JM. An empty log means a fresh start (recovery facts §4.5 ``needRecover``). Else
+* B8 ``restart``: a new JM. An empty log means a fresh start (recovery facts §4.5 ``needRecover``):
+  ``hasJobEvents`` counts every event, so with ``config.initialized_events`` (the
+  ``ExecutionJobVertexInitializedEvent`` each JobMaster writes for every job vertex when it starts
+  scheduling, recovery facts §4.8) a flushed start alone makes the next JM recover. Else
   RECONCILING: replay — ``ExecutionVertexFinishedEvent`` puts the task into an insertion-ordered
   map (a Java ``LinkedHashMap``: a put of a present key keeps its place), ``ExecutionVertexResetEvent``
   removes it; the **trailing** entries without coordinator snapshot are dropped, the rest are
@@ -84,7 +87,8 @@ from .jobgraph import JobGraph
 
 __all__ = [
     "SYSTEM",
-    "FINISHED_EVENT", "RESET_EVENT", "snapshot_due", "fresh_coordinators", "partition_decisions",
+    "FINISHED_EVENT", "RESET_EVENT", "INITIALIZED_EVENT", "snapshot_due", "fresh_coordinators", "partition_decisions",
+    "Reconciliation", "reconciliation",
     "CREATED", "RUNNING", "FINISHED", "CANCELED", "PHASES", "ACTIONS", "RULES", "RULE_OF",
     "Config", "Topology", "topology", "State", "initial_state", "enabled", "step", "run",
     "replay_order", "recoverable", "restart_closure", "route", "result", "failure_free_result",
@@ -101,6 +105,9 @@ ACTIONS = ("start", "assign", "finish", "elapse", "flush", "crash", "lose", "res
 RULES = tuple(f"B{n}" for n in range(1, len(ACTIONS) + 1))
 RULE_OF = dict(zip(ACTIONS, RULES))
 FINISHED_EVENT, RESET_EVENT = "finished", "reset"
+# ExecutionJobVertexInitializedEvent of every job vertex: no task in it (replay skips it: it
+# removes nothing), but it makes the log non-empty.
+INITIALIZED_EVENT = (RESET_EVENT, frozenset())
 
 
 class Config(NamedTuple):
@@ -110,6 +117,9 @@ class Config(NamedTuple):
     losses: int = 0                  # partitions lost while no JM runs
     recovery_failures: int = 0       # partition recoveries that throw
     min_pause: bool = True           # False: every finish snapshots the coordinators
+    # True: each JM that starts scheduling writes ExecutionJobVertexInitializedEvent first
+    # (recovery facts §4.8, a real run's log); False keeps the explorations' pinned state counts.
+    initialized_events: bool = False
 
 
 class Topology(NamedTuple):
@@ -165,7 +175,12 @@ def fresh_coordinators(config: Config) -> tuple:
 def initial_state(config: Config) -> State:
     n = len(topology(config).tasks)
     return State("running", (CREATED,) * n, ((),) * n, (None,) * n, frozenset(), fresh_coordinators(config),
-                 frozenset(), False, (), (), frozenset(), False, 0, 0, 0, 0, (0,) * n, (0,) * n)
+                 frozenset(), False, _initialized(config), (), frozenset(), False, 0, 0, 0, 0, (0,) * n, (0,) * n)
+
+
+def _initialized(config: Config) -> tuple:
+    """The events a JM writes when it starts scheduling (none unless ``config.initialized_events``)."""
+    return (INITIALIZED_EVENT,) if config.initialized_events else ()
 
 
 def _set(items: tuple, index: int, value) -> tuple:
@@ -272,7 +287,8 @@ def _restart(config: Config, state: State) -> State:
     if not state.log:
         # needRecover() is false: a fresh start; partitions the TMs still hold are unknown and released.
         outputs = tuple(None if topo.consumers[t] else o for t, o in enumerate(state.outputs))
-        return state._replace(phase="running", outputs=outputs, coordinators=fresh_coordinators(config))
+        return state._replace(phase="running", outputs=outputs, coordinators=fresh_coordinators(config),
+                              buffer=state.buffer + _initialized(config))
     kept = recoverable(state.log)
     status, attempt = [CREATED] * n, [0] * n
     coordinators = list(fresh_coordinators(config))
@@ -311,18 +327,35 @@ def partition_decisions(config: Config, status: tuple) -> dict:
     return decisions
 
 
+class Reconciliation(NamedTuple):
+    """B10's sets of producing tasks, as ``recoverPartitions`` logs them (recovery facts §4.5 step 4)."""
+
+    release: frozenset     # RELEASE ∩ reported: partitions of unfinished producers
+    missing: frozenset     # RESERVE − reported: needed, not reported; their producers restart
+    reserve: frozenset     # RESERVE ∩ reported: needed and kept (tracked)
+    actual: frozenset      # the reported partitions the JM knows
+
+
+def reconciliation(config: Config, state: State) -> Reconciliation:
+    """What B10 decides in ``state`` (RECONCILING, after the reports B9 made)."""
+    decisions = partition_decisions(config, state.status)
+    # a reported partition is known only if it is the one of the attempt the JM recovered
+    # (ResultPartitionID = partition + ExecutionAttemptID)
+    actual = frozenset(t for t in state.reported
+                       if decisions.get(t) == "RELEASE" or state.outputs[t][0] == state.attempt[t])
+    reserve = frozenset(t for t, d in decisions.items() if d == "RESERVE")
+    release = frozenset(t for t, d in decisions.items() if d == "RELEASE" and t in actual)
+    return Reconciliation(release, reserve - actual, reserve & actual, actual)
+
+
 def _reconcile(config: Config, state: State) -> State:
     decisions = partition_decisions(config, state.status)
     outputs = list(state.outputs)
-    # a reported partition is known only if it is the one of the attempt the JM recovered
-    # (ResultPartitionID = partition + ExecutionAttemptID)
-    actual = frozenset(t for t in state.reported if decisions.get(t) == "RELEASE" or outputs[t][0] == state.attempt[t])
-    for t, decision in decisions.items():
-        if (decision == "RELEASE" and t in actual) or (t not in actual and outputs[t] is not None):
+    found = reconciliation(config, state)
+    for t in decisions:
+        if t in found.release or (t not in found.actual and outputs[t] is not None):
             outputs[t] = None    # released now (unknown), or when its TaskManager reports late
-    reserve = {t for t, d in decisions.items() if d == "RESERVE"}
-    tracked = frozenset(reserve & actual)
-    missing = reserve - actual
+    tracked, missing = found.reserve, found.missing
     state = state._replace(outputs=tuple(outputs), tracked=tracked, reported=frozenset())
     closure = restart_closure(config, missing, lambda p: p in tracked, True)
     state = _reset(config, state, closure)

@@ -86,6 +86,18 @@ DIR receives flink.log (Flink's log; DEBUG where docs/conformance.md asks for it
 run compiles the job builder with javac into ~/.cache/flipcheck. See docs/conformance.md,
 "Running real jobs".
 
+--batch runs it as a BATCH job instead (Flink 2.0 or later): blocking exchanges, no checkpoints,
+FLIP-383's batch job recovery on (execution.batch.job-recovery.enabled in the cluster's
+configuration, the job events under DIR/ha/), the sources' enumerator snapshotted into the job
+events (SupportsBatchSnapshot), "sink_v2" sinks committing at the end of their input.
+--jm-failover VERTEX:SUBTASK,... holds those tasks at their first record; once the job waits on
+them alone (the other tasks finished, or wait for them), the JobManager loses its leadership and
+gets it back (a new JobMaster replays the job events, reconciles the partitions the TaskManager
+kept, and continues), then the held tasks go on. --lose-task-manager replaces the TaskManager
+while no JobManager runs: its partitions are missed, their producers run again;
+--delete-shuffle-files deletes the partitions' files instead (the TaskManager still lists them). run.json's
+"designs" says "batch-recovery": flipcheck conform validates it as that design (docs/batch-recovery.md).
+
 The release: by default the flink extra's (2.3.0); --flink VERSION any release from 1.14.0 to
 2.3.x, installed on first use into ~/.cache/flipcheck/releases/VERSION by pip (one line on
 stderr; only the apache-flink-libraries package, about 250 MB); --flink-home DIR your own build:
@@ -100,6 +112,10 @@ examples:
   flipcheck flink run examples/graphs/protocol-pair.json --out run3 --no-checkpoints-after-tasks-finished
   flipcheck flink run examples/graphs/flink/keyed.json --out run7 --lose-taskmanager count:1@120
                        exit 2: a TaskManager loss needs --local-recovery (two TaskManagers)
+  flipcheck flink run examples/graphs/flink/batch-recovery.json --out run8 --batch --jm-failover map:1
+                       a batch job; the JobManager fails over while map subtask 1 is held
+  flipcheck flink run examples/graphs/flink/batch-recovery.json --out run9 --jm-failover map:1
+                       exit 2: --jm-failover needs --batch
   flipcheck flink run examples/graphs/flink/chain.json --out run4 --records 20 --flink 1.14.6
                        another release, FLIP-147's first line (needs network access the first time)
   flipcheck flink run examples/graphs/flink/chain.json --out run5 --flink 9.9.9
@@ -117,6 +133,21 @@ exit codes: 0 the job finished; 1 the job did not finish (it failed for good aft
   option, or no JDK / no Flink jars (the line says what to install), a release that is not
   supported or cannot be installed (offline, no such release), a --flink-home without jars.
 """
+
+_TASK = re.compile(r"(?P<vertex>.+):(?P<subtask>[0-9]{1,6})")
+
+
+def held_tasks(text: str) -> tuple:
+    """argparse type of --jm-failover: ``VERTEX:SUBTASK[,VERTEX:SUBTASK...]``."""
+    tasks = []
+    for part in text.split(","):
+        match = _TASK.fullmatch(part.strip())
+        if not match:
+            raise argparse.ArgumentTypeError(
+                f"{part!r} is not VERTEX:SUBTASK (e.g. map:1: subtask 1 of map is held while the JobManager fails over)")
+        tasks.append((match["vertex"], int(match["subtask"])))
+    return tuple(tasks)
+
 
 _FAIL = re.compile(r"(?P<vertex>.+):(?P<subtask>[0-9]{1,6})@(?P<record>[0-9]{1,12})")
 
@@ -195,6 +226,14 @@ def configure(parser) -> None:
                             help="turn FLIP-147 off (execution.checkpointing.checkpoints-after-tasks-finish: false)")
     run_parser.add_argument("--seed", type=bounded_int(0, 2**63 - 1), default=0, metavar="N",
                             help="seeds the sources' pacing jitter and the hash keys (default: %(default)s)")
+    run_parser.add_argument("--batch", action="store_true",
+                            help="a BATCH job with FLIP-383 batch job recovery on (Flink 2.0+; see above)")
+    run_parser.add_argument("--jm-failover", type=held_tasks, metavar="VERTEX:SUBTASK,...",
+                            help="with --batch: hold these tasks, fail the JobManager over while the job waits on them")
+    run_parser.add_argument("--lose-task-manager", action="store_true",
+                            help="with --jm-failover: replace the TaskManager while no JobManager runs")
+    run_parser.add_argument("--delete-shuffle-files", action="store_true",
+                            help="with --jm-failover: delete the blocking partitions' files while no JobManager runs")
     add_release_options(run_parser)
     releases_parser = commands.add_parser("releases", help="the Flink releases installed and installable",
                                           description=RELEASES_DESCRIPTION, epilog=RELEASES_EPILOG,
@@ -204,6 +243,24 @@ def configure(parser) -> None:
 
     flink_matrix.configure(commands)
     flink_component.configure(commands, add_release_options)
+
+
+def batch_run(args):
+    """The :class:`~flipcheck.flink.engine.BatchRun` of --batch, --jm-failover and
+    --lose-task-manager (None without --batch); :class:`UsageError` for one without the other."""
+    from flipcheck.errors import UsageError
+    from flipcheck.flink.engine import BatchRun
+
+    if not args.batch:
+        for option, given in (("--jm-failover", args.jm_failover), ("--lose-task-manager", args.lose_task_manager),
+                              ("--delete-shuffle-files", args.delete_shuffle_files)):
+            if given:
+                raise UsageError(f"{option}: only with --batch (a batch job's JobManager failover)")
+        return None
+    if args.fail is not None:
+        raise UsageError("--fail: not with --batch (a batch run's fault is --jm-failover)")
+    return BatchRun(hold=args.jm_failover or (), failover=args.jm_failover is not None,
+                    lose_task_manager=args.lose_task_manager, delete_shuffle_files=args.delete_shuffle_files)
 
 
 def summary_line(result) -> str:
@@ -262,11 +319,12 @@ def run(args) -> int:
     except GraphFormatError as error:
         raise InputError(args.graph, str(error)) from None
     check_output_dir(args.out, "--out")
+    batch = batch_run(args)
     try:
         flink = chosen_release(args)
         result = run_graph(graph, Path(args.out), mode=args.mode, records=args.records, interval_ms=args.interval_ms,
                            fail=args.fail, checkpoints_after_tasks_finished=not args.no_checkpoints_after_tasks_finished,
-                           seed=args.seed, flink=flink, local_recovery=args.local_recovery)
+                           seed=args.seed, flink=flink, local_recovery=args.local_recovery, batch=batch)
     except FlinkRunError as error:
         sys.stderr.write(one_line(f"flipcheck flink run: {error}") + "\n")
         return 1

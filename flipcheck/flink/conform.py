@@ -56,7 +56,7 @@ from flipcheck.reference_impl.user_variants import UserVariantError
 
 __all__ = ["Check", "Conformance", "RunDirectory", "Tasks", "conform", "conform_files", "model_job", "observations_of",
            "read_run_directory", "render_conformance", "flink_task_names", "plans_from", "ids_check", "vertex_names",
-           "FLAG_KEYS", "REJECTED_BUDGET"]
+           "FLAG_KEYS", "REJECTED_BUDGET", "committed_output_check", "job_finished_check"]
 
 # The vertex flags a run's job graph lends the plan's vertices (the plan cannot show them).
 FLAG_KEYS = ("union_list_state", "two_phase_commit_sink", "sink_v2")
@@ -145,6 +145,7 @@ class RunDirectory(NamedTuple):
     mode: str
     status: str | None = None   # Flink's JobStatus at the end (run.json), None when not recorded
     cause: str | None = None
+    batch: bool = False         # a --batch run: a BATCH job, which takes no checkpoints
 
 
 # spec.json's vertex roles and partitionings, as graph flags and edge patterns.
@@ -171,7 +172,7 @@ def read_run_directory(folder: Path) -> RunDirectory | None:
                 pattern = POINTWISE if i["partitioning"] in _POINTWISE_PARTITIONINGS else ALL_TO_ALL
                 edges.append((str(i["source"]), str(v["id"]), pattern))
         return RunDirectory(folder, JobGraph.build(vertices, edges), dict(run["vertices"]), str(spec["mode"]),
-                            run.get("status"), run.get("cause"))
+                            run.get("status"), run.get("cause"), spec.get("batch") is not None)
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise InputError(str(folder), f"not a readable flipcheck flink run directory: {error}") from None
 
@@ -419,6 +420,8 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
         except ValueError as error:
             raise InputError("--flink-version", str(error)) from None
     reading = read_logs(logs, release, vertex_names(plan))
+    if run is not None and run.batch:
+        return _batch_run(plan, reading, run)
     failures = sum(1 for e in reading.events if e.kind == "execution-state" and e.detail.endswith(" to FAILED"))
     _, job = model_job(plan, run, protocol, mode, failures)
     tasks = Tasks(plan, job.graph, job)
@@ -450,6 +453,16 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
                        observed, reading.unrecognised, reading.release)
 
 
+def _batch_run(plan: dict, reading: LogReading, run: RunDirectory) -> Conformance:
+    """FLIP-147's verdict on a BATCH job: it takes no checkpoint, so no line shows the protocol
+    (its JobManager failover is batch recovery's to validate, docs/batch-recovery.md)."""
+    _, job = model_job(plan)
+    checks = [Check("model", True, "not checked: a BATCH job takes no checkpoints, FLIP-147's protocol has nothing "
+                                   "to show (its recovery is the batch-recovery design's)"), _finished_check(run)]
+    return Conformance(all(c.ok for c in checks), len(reading.events), 0, None, checks, Verdict(True, 0), job,
+                       [], reading.unrecognised, reading.release)
+
+
 def _finished_check(run: RunDirectory | None) -> Check:
     """``job-finished``: a bounded job whose injected faults fire once ends FINISHED (its restarts
     suffice); a job that failed for good has not shown FLIP-147's promise, whatever its log shows."""
@@ -458,6 +471,10 @@ def _finished_check(run: RunDirectory | None) -> Check:
     if run.status == "FINISHED":
         return Check("job-finished", True, "the job ended FINISHED")
     return Check("job-finished", False, f"the job ended {run.status}" + (f": {run.cause}" if run.cause else ""))
+
+
+# The end-to-end checks a design's own conformance reuses (flipcheck/flink/conform_<design>.py).
+committed_output_check, job_finished_check = _output_check, _finished_check
 
 
 def _event_text(e: LogEvent) -> str:

@@ -71,6 +71,7 @@ __all__ = [
     "FailAt",
     "FAIL_HOWS",
     "FAIL_OPTIONS",
+    "BatchRun",
     "FlinkRunError",
     "RunTimes",
     "RunResult",
@@ -212,7 +213,7 @@ class RunResult:
     times: RunTimes
     out: Path
     flink: FlinkInstall | None = None   # the release that ran it
-    designs: tuple = ("protocol",)      # the designs the run exercised (run.json "designs")
+    designs: tuple = ("protocol",)      # the designs the run exercised (run.json "designs"; conform validates each)
 
 
 # -- the installation -----------------------------------------------------------------------
@@ -366,11 +367,12 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
              interval_ms: int = DEFAULT_INTERVAL_MS, fail: FailAt | None = None,
              checkpoints_after_tasks_finished: bool = True, seed: int = 0,
              record_delay_ms: int = RECORD_DELAY_MS, faults: dict | None = None,
-             local_recovery: bool = False) -> dict:
+             local_recovery: bool = False, batch: BatchRun | None = None) -> dict:
     """The document FlipcheckJob.java builds the job from. ``records`` overrides every source's
     ``"records"``; without it a source's flag counts, else :data:`DEFAULT_RECORDS`. ``faults``
     are the protocol-point faults of ``Faults.java`` (:data:`FAULTS`), by vertex.
-    ``local_recovery``: task-local recovery on, file-system checkpoint storage, two TaskManagers.
+    ``local_recovery``: task-local recovery on, file-system checkpoint storage, two TaskManagers;
+    ``batch`` makes it a batch job with FLIP-383 job recovery (:class:`BatchRun`, ``compat/flink2/Batch.java``).
     :class:`UsageError` for what the Flink job cannot build or --fail cannot reach."""
     from flipcheck.model.protocol import Job
 
@@ -395,6 +397,8 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
             raise UsageError(f"{FAIL_OPTIONS[fail.how]}: needs --local-recovery (two TaskManagers, local copies)")
     _check_faults(faults or {}, part)
     _check_keyed_state(graph, part)
+    if batch is not None:
+        _check_batch(graph, batch, part)
     vertices = []
     for vertex_id in graph.topological_order:
         vertex = graph.vertex(vertex_id)
@@ -426,6 +430,10 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
         "local_recovery": local_recovery,
         "taskmanagers": 2 if local_recovery else 1,
         "local_backup_dir": str((out / "local-state").resolve()),
+        "batch": None if batch is None else {"hold": [f"{v}:{s}" for v, s in batch.hold], "failover": batch.failover,
+                                             "lose_task_manager": batch.lose_task_manager,
+                                             "delete_shuffle_files": batch.delete_shuffle_files,
+                                             "tmp_dir": str(out.resolve() / "tmp")},
         "vertices": vertices,
         "records_expected": _records_expected(job, part),
     }
@@ -472,6 +480,50 @@ def _check_keyed_state(graph: JobGraph, part: dict) -> None:
                              "(its keyBy) and an output")
 
 
+@dataclass(frozen=True)
+class BatchRun:
+    """``--batch``: a BATCH job (blocking exchanges) with batch job recovery on. ``hold``: the
+    (vertex, subtask) a latch holds at their first record; ``failover``: once the job waits on
+    them only, the JobManager loses and regains its leadership; ``lose_task_manager``: while no
+    JobManager runs, the TaskManager is replaced (its partitions are missed);
+    ``delete_shuffle_files``: meanwhile the blocking partitions' files are deleted instead."""
+
+    hold: tuple = ()
+    failover: bool = False
+    lose_task_manager: bool = False
+    delete_shuffle_files: bool = False
+
+
+# Batch job recovery came with 1.20 (SupportsBatchSnapshot); the job builder's batch hooks with
+# compat/flink2.
+BATCH_SINCE = (2, 0, 0)
+# What a batch run logs at DEBUG besides DEBUG_LOGGERS: each job event written.
+BATCH_DEBUG_LOGGERS = ("org.apache.flink.runtime.jobmaster.event.FileSystemJobEventStore",)
+# How long a recovering JobManager waits for TaskManagers to report their partitions
+# (execution.batch.job-recovery.previous-worker.recovery.timeout, 30 s by default): a lost
+# TaskManager never reports, and the run waits this long.
+BATCH_WORKER_TIMEOUT = "5 s"
+
+
+def _check_batch(graph: JobGraph, batch: BatchRun, part: dict) -> None:
+    for role in ("two_phase_commit_sink",):
+        for vertex, found in part.items():
+            if found == role:
+                raise UsageError(f"graph: vertex {vertex!r}: a two_phase_commit_sink commits on checkpoints, which a "
+                                 "--batch run takes none of (use sink_v2: it commits at the end of its input)")
+    for vertex, subtask in batch.hold:
+        if part.get(vertex) not in ("source", "operator"):
+            raise UsageError(f"--jm-failover: {vertex!r} is " + ("not a vertex" if vertex not in part else
+                                                                 f"a {part[vertex].replace('_', ' ')}, not a source or operator"))
+        if not 0 <= subtask < graph.parallelism(vertex):
+            raise UsageError(f"--jm-failover: subtask {subtask} is outside 0..{graph.parallelism(vertex) - 1} "
+                             f"(vertex {vertex!r})")
+    for option, given in (("--lose-task-manager", batch.lose_task_manager),
+                          ("--delete-shuffle-files", batch.delete_shuffle_files)):
+        if given and not batch.failover:
+            raise UsageError(f"{option}: only with --jm-failover (it happens while no JobManager runs)")
+
+
 def _check_fail(graph: JobGraph, fail: FailAt, sources: dict) -> None:
     option = FAIL_OPTIONS[fail.how]
     if fail.vertex not in {v.id for v in graph.vertices}:
@@ -511,11 +563,26 @@ def flink_configuration(spec: dict, version: str) -> dict[str, str]:
         conf[_key("local_dirs", version)] = str(out / "local-state")
         conf[_key("storage", version)] = "filesystem"
         conf[_key("checkpoint_dir", version)] = (out / "checkpoints").as_uri()
+    if spec.get("batch") is not None:
+        _batch_configuration(conf, spec)
     return conf
 
 
-def log4j_properties(log_file: Path) -> str:
-    """log4j2 properties: Flink's default layout into ``log_file``, DEBUG on :data:`DEBUG_LOGGERS`."""
+def _batch_configuration(conf: dict, spec: dict) -> None:
+    """A BATCH job with job recovery on: set in the cluster's configuration, which the
+    TaskExecutors read too (they keep their partitions when the JobManager goes), the events
+    stored under the run's ``ha/``; no checkpoints; region failover (the model's restarts)."""
+    del conf["execution.checkpointing.interval"]
+    conf["execution.runtime-mode"] = "BATCH"
+    conf["execution.batch.job-recovery.enabled"] = "true"
+    conf["execution.batch.job-recovery.previous-worker.recovery.timeout"] = BATCH_WORKER_TIMEOUT
+    conf["high-availability.storageDir"] = str(Path(spec["out"]) / "ha")
+    conf["io.tmp.dirs"] = spec["batch"]["tmp_dir"]   # the TaskManager's shuffle files, which a fault may delete
+    conf["jobmanager.execution.failover-strategy"] = "region"
+
+
+def log4j_properties(log_file: Path, debug_loggers: tuple = DEBUG_LOGGERS) -> str:
+    """log4j2 properties: Flink's default layout into ``log_file``, DEBUG on ``debug_loggers``."""
     lines = [
         "rootLogger.level = INFO",
         "rootLogger.appenderRef.file.ref = FileAppender",
@@ -525,7 +592,7 @@ def log4j_properties(log_file: Path) -> str:
         "appender.file.layout.type = PatternLayout",
         f"appender.file.layout.pattern = {_LOG_LAYOUT}",
     ]
-    for n, logger in enumerate(DEBUG_LOGGERS):
+    for n, logger in enumerate(debug_loggers):
         lines += [f"logger.flipcheck{n}.name = {logger}", f"logger.flipcheck{n}.level = DEBUG"]
     return "\n".join(lines) + "\n"
 
@@ -579,6 +646,8 @@ def _vertex_ids(graph: JobGraph, names: dict, version: str = "2.3.0") -> dict:
         name = _expected_vertex_name(vertex.id, part[vertex.id], version)
         if part[vertex.id] == "source" and not graph.outputs(vertex.id):
             name += f" -> Sink: {vertex.id}-discard"
+        if name not in by_name and part[vertex.id] == "sink_v2":
+            name = f"{vertex.id}: Writer"   # a BATCH job does not chain the committer to its writer
         if name not in by_name:
             raise FlinkRunError(f"no Flink job vertex named {name!r} for vertex {vertex.id!r}")
         found[vertex.id] = by_name[name]
@@ -600,6 +669,8 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
         flink = FlinkInstall(version, lib, "venv")
     version, lib = flink.version, flink.lib
     spec["flink"] = version
+    if spec["batch"] is not None and parse_version(version) < BATCH_SINCE:
+        raise UsageError(f"--batch: Flink {version} has no batch job recovery the job builder can use (2.0 or later)")
     spec["configuration"] = flink_configuration(spec, version)
     out.mkdir(parents=True, exist_ok=True)
     classes, compile_seconds = compile_job(javac, version, lib)
@@ -610,7 +681,10 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
     for stale_dir in ("local-state", "checkpoints"):   # a --local-recovery run's
         shutil.rmtree(out / stale_dir, ignore_errors=True)
     (out / "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
-    (out / "log4j2.properties").write_text(log4j_properties(log_file.resolve()))
+    (out / "log4j2.properties").write_text(log4j_properties(
+        log_file.resolve(), DEBUG_LOGGERS + (BATCH_DEBUG_LOGGERS if spec["batch"] is not None else ())))
+    for stale_dir in ("ha", "tmp"):   # a batch run's job events (a stale file would be replayed), shuffle files
+        shutil.rmtree(out / stale_dir, ignore_errors=True)
     command = [java, _HEAP, *JVM_OPENS, f"-Dlog4j.configurationFile={(out / 'log4j2.properties').resolve()}",
                "-cp", f"{classes}{os.pathsep}{lib / '*'}", MAIN_CLASS, str((out / "spec.json").resolve())]
     started = time.perf_counter()
@@ -652,7 +726,8 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
         checkpoints_completed=sum(1 for e in reading.events if e.kind == "completed"),
         records_committed=len(committed), records_expected=spec["records_expected"],
         vertex_ids=_vertex_ids(graph, json.loads(reported["vertices"]), version),
-        failure_injected="failure_injected" in reported, times=times, out=out, flink=flink,
-        designs=("protocol", "local-recovery") if spec.get("local_recovery") else ("protocol",))
+        failure_injected="failure_injected" in reported or "jm_revoke" in reported, times=times, out=out, flink=flink,
+        designs=("protocol",) + (("local-recovery",) if spec.get("local_recovery") else ())
+        + (("batch-recovery",) if spec["batch"] is not None else ()))
     (out / "run.json").write_text(json.dumps(run_summary(result), indent=1) + "\n")
     return result

@@ -168,6 +168,7 @@ public class FlipcheckJob {
 
         void handle(int subtask) {
             handled++;
+            Batch.hold(vertex, subtask);
             FailPoint.check(fail, vertex, subtask, handled);
         }
 
@@ -264,7 +265,8 @@ public class FlipcheckJob {
     }
 
     /** Assigns split i to subtask i, so each subtask emits a known range (the model's J1). */
-    static final class RangeEnumerator implements SplitEnumerator<RangeSplit, List<RangeSplit>> {
+    /** BatchSnapshot (compat/): the SourceCoordinator snapshots it into batch job events (--batch). */
+    static final class RangeEnumerator implements SplitEnumerator<RangeSplit, List<RangeSplit>>, BatchSnapshot {
         final SplitEnumeratorContext<RangeSplit> context;
         final List<RangeSplit> pending;
 
@@ -331,6 +333,7 @@ public class FlipcheckJob {
                         // Jitter (seeded) so subtasks drift apart, as real sources do.
                         Thread.sleep(delayMs + random.nextInt((int) Math.max(1, delayMs / 2)));
                     }
+                    Batch.hold(vertex, subtask);
                     FailPoint.check(fail, vertex, subtask, split.offset + 1);
                     output.collect(split.first + split.offset);
                     split.offset++;
@@ -804,6 +807,7 @@ public class FlipcheckJob {
         ObjectMapper json = new ObjectMapper();
         JsonNode spec = json.readTree(new File(args[0]));
         Faults.configure(spec.get("faults"));
+        Batch.configure(spec.get("batch"));
         String outDir = spec.get("out").asText();
         Configuration conf = configuration(spec);
         int slots = 1;
@@ -818,7 +822,7 @@ public class FlipcheckJob {
 
         // Local recovery runs on two TaskManagers, each with half the slots, so a job spreads over both.
         int taskManagers = spec.path("taskmanagers").asInt(1);
-        MiniClusterConfiguration clusterConf = new MiniClusterConfiguration.Builder()
+        MiniClusterConfiguration clusterConf = Batch.cluster(new MiniClusterConfiguration.Builder())
                 .setConfiguration(conf).setNumTaskManagers(taskManagers)
                 .setNumSlotsPerTaskManager((slots + taskManagers - 1) / taskManagers).build();
         int exit = 0;
@@ -843,6 +847,7 @@ public class FlipcheckJob {
                 vertices.put(vertex.getID().toString(), vertex.getName());
             }
             say("vertices", json.writeValueAsString(vertices));
+            Batch.start(cluster, jobId);
             JobResult result = cluster.requestJobResult(jobId).get();
             say("done", Long.toString(System.currentTimeMillis()));
             ObjectNode outcome = json.createObjectNode();
