@@ -72,6 +72,7 @@ exit codes: 0 the run conforms and every check holds; 1 it does not (the first u
 
 def configure(parser) -> None:
     from flipcheck.cli.types import bounded_int, variant
+    from flipcheck.flink.design_conformance import DESIGN_NAMES
     from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS
 
     parser.add_argument("logs", nargs="+", metavar="LOG", help="Flink log files (JobManager and TaskManagers)")
@@ -85,6 +86,9 @@ def configure(parser) -> None:
     parser.add_argument("--flink-version", metavar="X.Y.Z",
                         help="the Flink release that wrote the logs, 1.14 to 2.3 (default: the logs' start-up "
                              "banner's; a MiniCluster log has none: the newest format, older ones where unambiguous)")
+    parser.add_argument("--design", type=design, metavar="NAME",
+                        help="validate one design only: " + ", ".join(DESIGN_NAMES) + " (default: the protocol, "
+                             "and every other design whose lines the logs hold)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--render", metavar="FILE.svg", help="draw the behaviour found (sequence chart) into FILE")
     parser.add_argument("--budget", type=bounded_int(1_000, 100_000_000), metavar="STATES",
@@ -113,8 +117,12 @@ def run(args) -> int:
         if p.seconds >= PROGRESS_AFTER_SECONDS:
             sys.stderr.write(progress_line(p) + "\n")
 
+    if args.render and args.design not in (None, "protocol"):
+        from flipcheck.errors import UsageError
+
+        raise UsageError(f"--render draws the protocol's behaviour, and --design {args.design} leaves the protocol out")
     result = conform_files(args.plan, args.logs, protocol=args.protocol, mode=args.mode, budget=args.budget,
-                           flink_version=args.flink_version, progress=progress)
+                           flink_version=args.flink_version, progress=progress, design=args.design)
     if args.render:
         from flipcheck.flink.conform import render_conformance
 
@@ -126,15 +134,30 @@ def run(args) -> int:
     return 0 if result.conforms else 1
 
 
+def design(text: str) -> str:
+    """argparse type of --design: a design conform knows (a misspelt one: the nearest, exit 2)."""
+    import argparse
+
+    from flipcheck.flink.conform_designs import design_name
+
+    try:
+        return design_name(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _summary(result) -> str:
+    formats = f" (Flink {result.release} log formats)" if result.release else ""
     lines = [f"{'conforms' if result.conforms else 'does NOT conform'}: {result.events:,} events read "
-             f"({result.unrecognised:,} other log entries skipped), {len(result.observations):,} matched against "
-             f"the {result.job.protocol.name} model, {result.checkpoints} checkpoints"
-             + (f" (Flink {result.release} log formats)" if result.release else "")]
-    for check in result.checks:
-        lines.append(f"  {'ok  ' if check.ok else 'FAIL'} {check.name:<17} {check.detail}")
-    first = result.first_unexplained
-    if first is not None:
-        lines.append(f"first unexplained: {first['file']}:{first['line']}: {first['event']}")
-        lines.append(f"  why: {first['why']}")
+             f"({result.unrecognised:,} other log entries skipped)" + formats]
+    for name, found in result.designs.items():
+        what = (f"{len(result.observations):,} matched against the {result.job.protocol.name} model, "
+                f"{result.checkpoints} checkpoints") if name == "protocol" else f"{found.events:,} events"
+        lines.append(f"{name}: {'conforms' if found.conforms else 'does NOT conform'}: {what}")
+        for check in found.checks:
+            lines.append(f"  {'ok  ' if check.ok else 'FAIL'} {check.name:<17} {check.detail}")
+        first = found.first_unexplained
+        if first is not None:
+            lines.append(f"  first unexplained: {first['file']}:{first['line']}: {first['event']}")
+            lines.append(f"    why: {first['why']}")
     return "\n".join(lines) + "\n"

@@ -159,6 +159,10 @@ def configure(parser) -> None:
     run_parser.add_argument("--fail", type=fail_point, metavar="VERTEX:SUBTASK@RECORD",
                             help="throw once in that subtask when it handles its RECORD-th record (from 1); "
                                  "the job restarts from its latest checkpoint")
+    run_parser.add_argument("--fail-enumerator", metavar="VERTEX",
+                            help="the split enumerator of source VERTEX (a vertex with \"splits\", "
+                                 "docs/graph-format.md) throws once, before it hands out its middle split: "
+                                 "a global failover")
     run_parser.add_argument("--no-checkpoints-after-tasks-finished", action="store_true",
                             help="turn FLIP-147 off (execution.checkpointing.checkpoints-after-tasks-finish: false)")
     run_parser.add_argument("--seed", type=bounded_int(0, 2**63 - 1), default=0, metavar="N",
@@ -234,7 +238,8 @@ def run(args) -> int:
         flink = chosen_release(args)
         result = run_graph(graph, Path(args.out), mode=args.mode, records=args.records, interval_ms=args.interval_ms,
                            fail=args.fail, checkpoints_after_tasks_finished=not args.no_checkpoints_after_tasks_finished,
-                           seed=args.seed, flink=flink)
+                           seed=args.seed, flink=flink,
+                           faults={"fail_in_enumerator": [args.fail_enumerator]} if args.fail_enumerator else None)
     except FlinkRunError as error:
         sys.stderr.write(one_line(f"flipcheck flink run: {error}") + "\n")
         return 1

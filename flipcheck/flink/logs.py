@@ -186,6 +186,9 @@ PATTERNS = (
     Pattern("deploy", "ExecutionGraph", "INFO",
             re.compile(rf"Deploying (?P<name>.*) \(attempt #(?P<attempt>\d+)\) with attempt id (?P<task>{_OLD_ID}) "),
             "Execution.deploy: names the 32-hex attempt id's task and attempt number", until="1.15"),
+    Pattern("global-failure", "JobMaster", "INFO",
+            re.compile(r"^Trying to recover from a global failure\.?$"),
+            "DefaultScheduler.handleGlobalFailure (the JobMaster's logger): e.g. an OperatorCoordinator failed the job"),
 )
 KINDS = tuple(dict.fromkeys(p.kind for p in PATTERNS))
 _BY_LOGGER: dict[str, list[Pattern]] = {}

@@ -19,6 +19,9 @@
 //   "fail_after_end_of_input_commit": ["VERTEX"]
 //                                        a Sink V2 committer throws right after its first commit
 //                                        of a non-empty batch after its writer's end of input
+//   "fail_in_enumerator": ["VERTEX"]     the lazy split enumerator of a "splits" source throws once,
+//                                        on the request that would hand out its middle split:
+//                                        SourceCoordinator fails the job over globally
 
 import java.util.Iterator;
 import java.util.Map;
@@ -34,6 +37,7 @@ final class Faults {
     static final Set<String> END_AFTER_CHECKPOINT = ConcurrentHashMap.newKeySet();
     static final Set<String> FAIL_AFTER_END_OF_INPUT_COMMIT = ConcurrentHashMap.newKeySet();
     static final Set<String> FAIL_IN_NOTIFY_OF_END_CHECKPOINT = ConcurrentHashMap.newKeySet();
+    static final Set<String> FAIL_IN_ENUMERATOR = ConcurrentHashMap.newKeySet();
     /** The checkpoint at which an end_after_checkpoint source stopped pacing (-1: none yet). */
     static final AtomicLong END_CHECKPOINT = new AtomicLong(-1);
     /** Sink vertices whose writer reached end of input; sources that stopped pacing; faults fired. */
@@ -57,6 +61,7 @@ final class Faults {
         names(faults.get("end_after_checkpoint"), END_AFTER_CHECKPOINT);
         names(faults.get("fail_after_end_of_input_commit"), FAIL_AFTER_END_OF_INPUT_COMMIT);
         names(faults.get("fail_in_notify_of_end_checkpoint"), FAIL_IN_NOTIFY_OF_END_CHECKPOINT);
+        names(faults.get("fail_in_enumerator"), FAIL_IN_ENUMERATOR);
     }
 
     private static void names(JsonNode list, Set<String> into) {
@@ -114,6 +119,15 @@ final class Faults {
             FlipcheckJob.say("failure_injected", Long.toString(System.currentTimeMillis()));
             throw new RuntimeException("flipcheck fault fail_after_end_of_input_commit: injected failure in " + vertex
                     + " right after its first commit after end of input");
+        }
+    }
+
+    /** The lazy enumerator of `vertex` is about to hand out its `assigned`-th split (from 0) of `total`. */
+    static void beforeAssignment(String vertex, int assigned, int total) {
+        if (assigned == total / 2 && FAIL_IN_ENUMERATOR.contains(vertex) && FIRED.add("enumerator " + vertex)) {
+            FlipcheckJob.say("failure_injected", Long.toString(System.currentTimeMillis()));
+            throw new RuntimeException("flipcheck fault fail_in_enumerator: injected failure in the split enumerator of "
+                    + vertex + " before it hands out split " + assigned + " of " + total);
         }
     }
 }

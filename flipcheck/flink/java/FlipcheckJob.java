@@ -20,6 +20,8 @@
 // builds what it is told:
 //   role "source":   a bounded FLIP-27 source; subtask i emits `records` ids first + i*records ...
 //   role "operator": a pass-through map (one input), co-map (two inputs, keyed when both "hash"),
+//                    with "splits": N, the same ids cut into N splits that a lazy enumerator hands
+//                    out one per request (LazySplitSource; its lines: logger flipcheck.SplitAssignment)
 //                    or a map over the union of its inputs (three or more)
 //   role "two_phase_commit_sink": TwoPhaseCommitSinkFunction (Flink 2.x keeps it in ...sink.legacy)
 //   role "sink_v2":  a committing sink (Sink V2; Sink V1 on 1.14); writer and committer chain into one task
@@ -177,15 +179,16 @@ public class FlipcheckJob {
 
     // ---- sources ------------------------------------------------------------------------------
 
-    /** One split per subtask: ids first .. first+count-1, `offset` of them emitted. */
+    /** Split `number`: ids first .. first+count-1, `offset` of them emitted. A RangeSource has
+     * one split per subtask (split i for subtask i), a LazySplitSource "splits" of them. */
     static final class RangeSplit implements SourceSplit, Serializable {
-        final int subtask;
+        final int number;
         final long first;
         final long count;
         long offset;
 
-        RangeSplit(int subtask, long first, long count, long offset) {
-            this.subtask = subtask;
+        RangeSplit(int number, long first, long count, long offset) {
+            this.number = number;
             this.first = first;
             this.count = count;
             this.offset = offset;
@@ -193,15 +196,15 @@ public class FlipcheckJob {
 
         @Override
         public String splitId() {
-            return "subtask-" + subtask;
+            return "split-" + number;
         }
 
         RangeSplit copy() {
-            return new RangeSplit(subtask, first, count, offset);
+            return new RangeSplit(number, first, count, offset);
         }
 
         void write(DataOutputStream out) throws IOException {
-            out.writeInt(subtask);
+            out.writeInt(number);
             out.writeLong(first);
             out.writeLong(count);
             out.writeLong(offset);
@@ -273,7 +276,7 @@ public class FlipcheckJob {
 
         public void addReader(int subtask) {
             for (RangeSplit split : new ArrayList<>(pending)) {
-                if (split.subtask == subtask) {
+                if (split.number == subtask) {
                     pending.remove(split);
                     context.assignSplit(split, subtask);
                 }
@@ -411,6 +414,242 @@ public class FlipcheckJob {
 
         public SourceReader<Long, RangeSplit> createReader(SourceReaderContext context) {
             return new RangeReader(vertex, context.getIndexOfSubtask(), delayMs, seed, fail);
+        }
+    }
+
+    // ---- "splits": a lazy FLIP-27 source (split assignment, issue 25 item 1) -----------------
+
+    /** Our own lines about split assignment: Flink logs neither the assignment nor what a reader
+     * holds (docs/conformance.md lists them; flipcheck/flink/conform_split_assignment.py reads them). */
+    static final org.slf4j.Logger SPLITS_LOG = org.slf4j.LoggerFactory.getLogger("flipcheck.SplitAssignment");
+
+    static String ids(Collection<? extends RangeSplit> splits) {
+        List<Integer> numbers = new ArrayList<>();
+        for (RangeSplit split : splits) {
+            numbers.add(split.number);
+        }
+        Collections.sort(numbers);
+        return numbers.toString();
+    }
+
+    /** Hands out one split per request, always its smallest pending one (the model's A2), so a
+     * reader's next split may be on its way across a checkpoint. */
+    static final class LazyEnumerator implements SplitEnumerator<RangeSplit, List<RangeSplit>> {
+        final String vertex;
+        final SplitEnumeratorContext<RangeSplit> context;
+        final java.util.TreeMap<Integer, RangeSplit> pending = new java.util.TreeMap<>();
+        final int total;
+
+        LazyEnumerator(String vertex, SplitEnumeratorContext<RangeSplit> context, List<RangeSplit> pending, int total) {
+            this.vertex = vertex;
+            this.context = context;
+            this.total = total;
+            for (RangeSplit split : pending) {
+                this.pending.put(split.number, split);
+            }
+        }
+
+        public void start() {
+            SPLITS_LOG.info("flipcheck splits {}: enumerator started, pending {}", vertex, ids(pending.values()));
+        }
+
+        public void handleSplitRequest(int subtask, String host) {
+            if (pending.isEmpty()) {
+                SPLITS_LOG.info("flipcheck splits {}: no more splits for subtask {}", vertex, subtask);
+                context.signalNoMoreSplits(subtask);
+                return;
+            }
+            // Before the split leaves `pending`: an enumerator that throws keeps what it had.
+            Faults.beforeAssignment(vertex, total - pending.size(), total);
+            Map.Entry<Integer, RangeSplit> next = pending.pollFirstEntry();
+            SPLITS_LOG.info("flipcheck splits {}: assigned split {} to subtask {}", vertex, next.getKey(), subtask);
+            context.assignSplit(next.getValue(), subtask);
+        }
+
+        public void addSplitsBack(List<RangeSplit> splits, int subtask) {
+            SPLITS_LOG.info("flipcheck splits {}: splits {} added back from subtask {}", vertex, ids(splits), subtask);
+            for (RangeSplit split : splits) {
+                pending.put(split.number, split);
+            }
+        }
+
+        public void addReader(int subtask) {}
+
+        public List<RangeSplit> snapshotState(long checkpointId) {
+            SPLITS_LOG.info("flipcheck splits {}: enumerator snapshot for checkpoint {}, pending {}", vertex, checkpointId,
+                    ids(pending.values()));
+            List<RangeSplit> copy = new ArrayList<>();
+            for (RangeSplit split : pending.values()) {
+                copy.add(split.copy());
+            }
+            return copy;
+        }
+
+        public void close() {}
+    }
+
+    /** Reads its smallest unfinished split first (the model's A4), asks for the next split while
+     * it holds fewer than two, and logs what it receives, restores, snapshots and finishes. */
+    static final class LazyReader implements SourceReader<Long, RangeSplit> {
+        final String vertex;
+        final int subtask;
+        final long delayMs;
+        final Random random;
+        final FailPoint fail;
+        final SourceReaderContext context;
+        final java.util.TreeMap<Integer, RangeSplit> splits = new java.util.TreeMap<>();
+        boolean started;
+        boolean requested;
+        boolean noMoreSplits;
+        boolean ended;
+        CompletableFuture<Void> available = new CompletableFuture<>();
+        long emitted;
+
+        LazyReader(String vertex, SourceReaderContext context, long delayMs, long seed, FailPoint fail) {
+            this.vertex = vertex;
+            this.context = context;
+            this.subtask = context.getIndexOfSubtask();
+            this.delayMs = delayMs;
+            this.random = new Random(seed * 1_000_003L + vertex.hashCode() * 31L + subtask);
+            this.fail = fail;
+        }
+
+        void requestIfLow() {
+            if (started && !requested && !noMoreSplits && splits.size() < 2) {
+                requested = true;
+                context.sendSplitRequest();
+            }
+        }
+
+        public void start() {
+            started = true;
+            requestIfLow();
+        }
+
+        public InputStatus pollNext(ReaderOutput<Long> output) throws Exception {
+            Map.Entry<Integer, RangeSplit> current = splits.firstEntry();
+            if (current != null) {
+                RangeSplit split = current.getValue();
+                if (delayMs > 0 && Faults.paced(vertex)) {
+                    Thread.sleep(delayMs + random.nextInt((int) Math.max(1, delayMs / 2)));
+                }
+                FailPoint.check(fail, vertex, subtask, emitted + 1);
+                output.collect(split.first + split.offset);
+                split.offset++;
+                emitted++;
+                if (split.offset >= split.count) {
+                    splits.remove(current.getKey());
+                    SPLITS_LOG.info("flipcheck splits {}: subtask {} finished split {}", vertex, subtask, split.number);
+                    requestIfLow();
+                }
+                return InputStatus.MORE_AVAILABLE;
+            }
+            if (noMoreSplits) {
+                if (!ended) {
+                    ended = true;
+                    SPLITS_LOG.info("flipcheck splits {}: subtask {} end of input", vertex, subtask);
+                }
+                return InputStatus.END_OF_INPUT;
+            }
+            if (available.isDone()) {
+                available = new CompletableFuture<>();
+            }
+            return InputStatus.NOTHING_AVAILABLE;
+        }
+
+        public List<RangeSplit> snapshotState(long checkpointId) {
+            SPLITS_LOG.info("flipcheck splits {}: subtask {} snapshot for checkpoint {}, splits {}", vertex, subtask,
+                    checkpointId, ids(splits.values()));
+            Faults.onSourceSnapshot(vertex, checkpointId, emitted);
+            List<RangeSplit> copy = new ArrayList<>();
+            for (RangeSplit split : splits.values()) {
+                copy.add(split.copy());
+            }
+            return copy;
+        }
+
+        public void notifyCheckpointComplete(long checkpointId) {
+            Faults.onSourceNotified(vertex, checkpointId);
+        }
+
+        public CompletableFuture<Void> isAvailable() {
+            return available;
+        }
+
+        public void addSplits(List<RangeSplit> added) {
+            // SourceOperator hands the restored splits over before it starts the reader.
+            SPLITS_LOG.info("flipcheck splits {}: subtask {} {} splits {}", vertex, subtask,
+                    started ? "received" : "restored", ids(added));
+            for (RangeSplit split : added) {
+                splits.put(split.number, split);
+            }
+            if (started) {
+                requested = false;
+            }
+            requestIfLow();
+            available.complete(null);
+        }
+
+        public void notifyNoMoreSplits() {
+            SPLITS_LOG.info("flipcheck splits {}: subtask {} told no more splits", vertex, subtask);
+            noMoreSplits = true;
+            requested = false;
+            available.complete(null);
+        }
+
+        public void close() {}
+    }
+
+    /** "splits": N on a source vertex: its ids, first .. first + parallelism*records - 1, cut
+     * into N splits that a lazy enumerator hands out one per request. */
+    static final class LazySplitSource implements Source<Long, RangeSplit, List<RangeSplit>> {
+        final String vertex;
+        final long first;
+        final long total;
+        final int count;
+        final long delayMs;
+        final long seed;
+        final FailPoint fail;
+
+        LazySplitSource(String vertex, long first, long total, int count, long delayMs, long seed, FailPoint fail) {
+            this.vertex = vertex;
+            this.first = first;
+            this.total = total;
+            this.count = count;
+            this.delayMs = delayMs;
+            this.seed = seed;
+            this.fail = fail;
+        }
+
+        public Boundedness getBoundedness() {
+            return Boundedness.BOUNDED;
+        }
+
+        public SplitEnumerator<RangeSplit, List<RangeSplit>> createEnumerator(SplitEnumeratorContext<RangeSplit> context) {
+            List<RangeSplit> splits = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                long from = first + total * i / count;
+                long to = first + total * (i + 1) / count;
+                splits.add(new RangeSplit(i, from, to - from, 0));
+            }
+            return new LazyEnumerator(vertex, context, splits, count);
+        }
+
+        public SplitEnumerator<RangeSplit, List<RangeSplit>> restoreEnumerator(
+                SplitEnumeratorContext<RangeSplit> context, List<RangeSplit> pending) {
+            return new LazyEnumerator(vertex, context, pending, count);
+        }
+
+        public SimpleVersionedSerializer<RangeSplit> getSplitSerializer() {
+            return new SplitSerializer();
+        }
+
+        public SimpleVersionedSerializer<List<RangeSplit>> getEnumeratorCheckpointSerializer() {
+            return new PendingSerializer();
+        }
+
+        public SourceReader<Long, RangeSplit> createReader(SourceReaderContext context) {
+            return new LazyReader(vertex, context, delayMs, seed, fail);
         }
     }
 
@@ -708,9 +947,12 @@ public class FlipcheckJob {
                 inputs.add(partition(streams.get(input.get("source").asText()), input.get("partitioning").asText(), seed));
             }
             if (role.equals("source")) {
+                Source<Long, ?, ?> range = v.hasNonNull("splits")
+                        ? new LazySplitSource(id, v.get("first_record").asLong(), v.get("records").asLong() * parallelism,
+                                v.get("splits").asInt(), delayMs, seed, fail)
+                        : new RangeSource(id, v.get("first_record").asLong(), v.get("records").asLong(), delayMs, seed, fail);
                 SingleOutputStreamOperator<Long> source = env
-                        .fromSource(new RangeSource(id, v.get("first_record").asLong(), v.get("records").asLong(), delayMs, seed, fail),
-                                WatermarkStrategy.noWatermarks(), id, Types.LONG)
+                        .fromSource(range, WatermarkStrategy.noWatermarks(), id, Types.LONG)
                         .uid(id).setParallelism(parallelism);
                 if (v.get("outputs").asInt() == 0) {
                     // A lone source: a Flink job needs a sink; chained, it adds no job vertex.
