@@ -29,6 +29,11 @@ Besides the model, end-to-end checks read the run directly:
   committed-output  every source record committed exactly once (at least once in
                     at-least-once mode): read from a `flipcheck flink run` directory
 
+Every design whose lines the logs hold is validated as well, each against its own model: today
+FLIP-27 split assignment (model/split_assignment.py), from a run of a source with "splits"
+(docs/split-assignment.md, "Real Flink runs"). The run conforms only when every design does;
+--design NAME validates one design only.
+
 Next to a plan written by `flipcheck flink run`, conform also reads spec.json and run.json (the
 mode, each vertex's sink and union-list-state flags) and output/ (the committed records). A plan
 from any other cluster is validated with plain vertices. docs/conformance.md lists the log lines
@@ -48,12 +53,19 @@ examples:
                                           your cluster's logs (needs a running Flink job)
   flipcheck conform --protocol examples/user-project/src/my_checkpointing/protocols.py:ForwardPassTrigger --plan tests/fixtures/flink_runs/union-state/plan.json tests/fixtures/flink_runs/union-state/flink.log
                                           against your own subclass of flipcheck.Protocol: conforms
+  flipcheck conform --design split-assignment --plan tests/fixtures/flink_runs/splits-reader-failure/plan.json tests/fixtures/flink_runs/splits-reader-failure/flink.log
+                                          FLIP-27 split assignment only: a reader failure's resets
+                                          and the split given back, against model/split_assignment.py
+  flipcheck conform --design split-asignment --plan tests/fixtures/flink_runs/splits-reader-failure/plan.json tests/fixtures/flink_runs/splits-reader-failure/flink.log
+                                          exit 2: a misspelt design (the nearest is named)
   flipcheck conform --flink-version 1.14.6 --plan tests/fixtures/flink_runs/release-1.14.6-chain/plan.json tests/fixtures/flink_runs/release-1.14.6-chain/flink.log
                                           a MiniCluster log of Flink 1.14.6 (no start-up banner)
 
-output: a summary, or with --json one object {"conforms", "events", "checkpoints",
+output: a summary per design, or with --json one object {"conforms", "events", "checkpoints",
   "first_unexplained": {"file", "line", "event", "why"} | null, "checks": [{"name", "ok",
-  "detail"}]}. The first unexplained event is the earliest log line that no behaviour explains
+  "detail"}], "designs": {"protocol" | "split-assignment" | "local-recovery" | "batch-recovery":
+  {"conforms", "events", "first_unexplained", "checks"}}}: the top level is the protocol's, and
+  "conforms" holds only when every design present conforms. The first unexplained event is the earliest log line that no behaviour explains
   together with every line before it; a task that finishes too early is reported where it
   finishes, and the why names the later line that shows it still running. --render draws the
   behaviour found as a sequence chart up to that event (outlined red): one lane per Flink task,

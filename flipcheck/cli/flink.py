@@ -66,11 +66,16 @@ runs it on a local MiniCluster in a JVM of its own (every port on 127.0.0.1):
     partitioning (keyBy) into a keyable vertex, rebalance otherwise;
   * "two_phase_commit_sink" vertices are Flink's TwoPhaseCommitSinkFunction, "sink_v2" vertices
     a Sink V2 with a committer: both commit files under DIR/output/ exactly once; other vertices
-    without outputs drop what they receive; "union_list_state" vertices keep union list state.
+    without outputs drop what they receive; "union_list_state" vertices keep union list state;
+  * a source with "splits": N is a lazy FLIP-27 source: its records cut into N splits that the
+    enumerator hands out one per request, each step logged (FLIP-27 split assignment, validated
+    by flipcheck conform; --fail VERTEX:SUBTASK@RECORD on it fails a reader, --fail-enumerator
+    VERTEX its enumerator; docs/split-assignment.md, "Real Flink runs").
 
 DIR receives flink.log (Flink's log; DEBUG where docs/conformance.md asks for it), plan.json
 (the REST API's /jobs/<id>/plan), output/<vertex>/committed/ (one record id a line) and run.json
-{"job_id", "status", "checkpoints_completed", "records_committed", "seconds", ...}. The first
+{"job_id", "status", "checkpoints_completed", "records_committed", "seconds", ..., "designs":
+[the designs the run exercised: "protocol", and "split-assignment" with a "splits" source]}. The first
 run compiles the job builder with javac into ~/.cache/flipcheck. See docs/conformance.md,
 "Running real jobs".
 

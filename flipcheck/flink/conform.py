@@ -371,15 +371,18 @@ def ids_check(observed: list, reading: LogReading | None = None) -> Check:
     return Check("ids-in-order", True, f"triggered 1..{last_trigger} one by one{burned}; completions in increasing order")
 
 
-def committed_counts(run: RunDirectory) -> tuple[dict, dict] | None:
+def committed_counts(run: RunDirectory | None, check: str) -> tuple[dict, dict] | Check:
     """``(expected, counts)``: per source record, the commits an exactly-once run makes (one per
-    path to each committing sink), and the commits ``run``'s output holds; None: no committing sink."""
+    path to each committing sink), and the commits ``run``'s output holds; or the passing
+    ``check`` that says why there is nothing to count (no run directory, no committing sink)."""
     from flipcheck.flink.engine import committed_records
 
+    if run is None:
+        return Check(check, True, "not checked: no flipcheck flink run directory beside the plan")
     job = Job(run.graph)
     sinks = [v.id for v in run.graph.vertices if v.extra.get("two_phase_commit_sink") or v.extra.get("sink_v2")]
     if not sinks:
-        return None
+        return Check(check, True, "not checked: the job has no committing sink")
     expected = {r: sum(job.paths.get((info.vertex, sink), 0) for sink in sinks)
                 for info in job.tasks for r in info.records}
     counts: dict = {}
@@ -391,11 +394,9 @@ def committed_counts(run: RunDirectory) -> tuple[dict, dict] | None:
 def _output_check(run: RunDirectory | None, mode: str) -> Check:
     """Every source record committed exactly once per path to each committing sink (at least
     once in at-least-once mode), read from the output ``flipcheck flink run`` committed."""
-    if run is None:
-        return Check("committed-output", True, "not checked: no flipcheck flink run directory beside the plan")
-    found = committed_counts(run)
-    if found is None:
-        return Check("committed-output", True, "not checked: the job has no committing sink")
+    found = committed_counts(run, "committed-output")
+    if isinstance(found, Check):
+        return found
     expected, counts = found
     missing = sorted(r for r, n in expected.items() if counts.get(r, 0) < n)
     extra = sorted(r for r, n in counts.items() if n > expected.get(r, 0))

@@ -169,11 +169,9 @@ def split_ranges(run: RunDirectory, source: str) -> list[range] | None:
 def _read_once_check(run: RunDirectory | None, sources: list[str]) -> Check:
     """``splits-read-once``: every record of every split committed exactly once per path to a
     committing sink (the protocol's ``committed-output`` counts records; this names the split)."""
-    if run is None:
-        return Check("splits-read-once", True, "not checked: no flipcheck flink run directory beside the plan")
-    found = committed_counts(run)
-    if found is None:
-        return Check("splits-read-once", True, "not checked: the job has no committing sink")
+    found = committed_counts(run, "splits-read-once")
+    if isinstance(found, Check):
+        return found
     expected, counts = found
     checked = 0
     for source in sources:

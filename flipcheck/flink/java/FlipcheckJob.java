@@ -21,7 +21,7 @@
 //   role "source":   a bounded FLIP-27 source; subtask i emits `records` ids first + i*records ...
 //   role "operator": a pass-through map (one input), co-map (two inputs, keyed when both "hash"),
 //                    with "splits": N, the same ids cut into N splits that a lazy enumerator hands
-//                    out one per request (LazySplitSource; its lines: logger flipcheck.SplitAssignment)
+//                    out one per request (RangeSource's LazyEnumerator and LazyReader; logger flipcheck.SplitAssignment)
 //                    or a map over the union of its inputs (three or more)
 //   role "two_phase_commit_sink": TwoPhaseCommitSinkFunction (Flink 2.x keeps it in ...sink.legacy)
 //   role "sink_v2":  a committing sink (Sink V2; Sink V1 on 1.14); writer and committer chain into one task
@@ -256,6 +256,43 @@ public class FlipcheckJob {
         }
     }
 
+    /** A snapshot's copy of `splits` (their offsets move on after it). */
+    static List<RangeSplit> copies(Iterable<RangeSplit> splits) {
+        List<RangeSplit> copy = new ArrayList<>();
+        for (RangeSplit split : splits) {
+            copy.add(split.copy());
+        }
+        return copy;
+    }
+
+    /** A source subtask's pace: a seeded, jittered sleep before each record (so subtasks drift
+     * apart, as real sources do, and a run spans checkpoints), and the --fail point. */
+    static final class Pacer {
+        final String vertex;
+        final int subtask;
+        final long delayMs;
+        final Random random;
+        final FailPoint fail;
+
+        Pacer(String vertex, int subtask, long delayMs, long seed, FailPoint fail) {
+            this.vertex = vertex;
+            this.subtask = subtask;
+            this.delayMs = delayMs;
+            this.random = new Random(seed * 1_000_003L + vertex.hashCode() * 31L + subtask);
+            this.fail = fail;
+        }
+
+        /** Emits the next record of `split`, this subtask's `handled`-th as the --fail point counts. */
+        void emitNext(RangeSplit split, long handled, ReaderOutput<Long> output) throws InterruptedException {
+            if (delayMs > 0 && Faults.paced(vertex)) {
+                Thread.sleep(delayMs + random.nextInt((int) Math.max(1, delayMs / 2)));
+            }
+            FailPoint.check(fail, vertex, subtask, handled);
+            output.collect(split.first + split.offset);
+            split.offset++;
+        }
+    }
+
     /** Assigns split i to subtask i, so each subtask emits a known range (the model's J1). */
     static final class RangeEnumerator implements SplitEnumerator<RangeSplit, List<RangeSplit>> {
         final SplitEnumeratorContext<RangeSplit> context;
@@ -285,11 +322,7 @@ public class FlipcheckJob {
         }
 
         public List<RangeSplit> snapshotState(long checkpointId) {
-            List<RangeSplit> copy = new ArrayList<>();
-            for (RangeSplit split : pending) {
-                copy.add(split.copy());
-            }
-            return copy;
+            return copies(pending);
         }
 
         public void close() {}
@@ -298,10 +331,7 @@ public class FlipcheckJob {
     /** Emits its splits' ids one by one, sleeping between records so a run spans checkpoints. */
     static final class RangeReader implements SourceReader<Long, RangeSplit> {
         final String vertex;
-        final int subtask;
-        final long delayMs;
-        final Random random;
-        final FailPoint fail;
+        final Pacer pacer;
         final List<RangeSplit> splits = new ArrayList<>();
         boolean noMoreSplits;
         CompletableFuture<Void> available = new CompletableFuture<>();
@@ -309,10 +339,7 @@ public class FlipcheckJob {
 
         RangeReader(String vertex, int subtask, long delayMs, long seed, FailPoint fail) {
             this.vertex = vertex;
-            this.subtask = subtask;
-            this.delayMs = delayMs;
-            this.random = new Random(seed * 1_000_003L + vertex.hashCode() * 31L + subtask);
-            this.fail = fail;
+            this.pacer = new Pacer(vertex, subtask, delayMs, seed, fail);
         }
 
         public void start() {}
@@ -320,13 +347,7 @@ public class FlipcheckJob {
         public InputStatus pollNext(ReaderOutput<Long> output) throws Exception {
             for (RangeSplit split : splits) {
                 if (split.offset < split.count) {
-                    if (delayMs > 0 && Faults.paced(vertex)) {
-                        // Jitter (seeded) so subtasks drift apart, as real sources do.
-                        Thread.sleep(delayMs + random.nextInt((int) Math.max(1, delayMs / 2)));
-                    }
-                    FailPoint.check(fail, vertex, subtask, split.offset + 1);
-                    output.collect(split.first + split.offset);
-                    split.offset++;
+                    pacer.emitNext(split, split.offset + 1, output);
                     emitted++;
                     return InputStatus.MORE_AVAILABLE;
                 }
@@ -342,11 +363,7 @@ public class FlipcheckJob {
 
         public List<RangeSplit> snapshotState(long checkpointId) {
             Faults.onSourceSnapshot(vertex, checkpointId, emitted);
-            List<RangeSplit> copy = new ArrayList<>();
-            for (RangeSplit split : splits) {
-                copy.add(split.copy());
-            }
-            return copy;
+            return copies(splits);
         }
 
         public void notifyCheckpointComplete(long checkpointId) {
@@ -370,6 +387,9 @@ public class FlipcheckJob {
         public void close() {}
     }
 
+    /** `records` ids per subtask from `first`: split i for subtask i (RangeEnumerator), or with
+     * `splits` > 0 ("splits": N, split assignment) all of them cut into N splits that a lazy
+     * enumerator hands out one per request (LazyEnumerator, LazyReader). */
     static final class RangeSource implements Source<Long, RangeSplit, List<RangeSplit>> {
         final String vertex;
         final long first;
@@ -377,14 +397,16 @@ public class FlipcheckJob {
         final long delayMs;
         final long seed;
         final FailPoint fail;
+        final int splits;
 
-        RangeSource(String vertex, long first, long records, long delayMs, long seed, FailPoint fail) {
+        RangeSource(String vertex, long first, long records, long delayMs, long seed, FailPoint fail, int splits) {
             this.vertex = vertex;
             this.first = first;
             this.records = records;
             this.delayMs = delayMs;
             this.seed = seed;
             this.fail = fail;
+            this.splits = splits;
         }
 
         public Boundedness getBoundedness() {
@@ -392,16 +414,24 @@ public class FlipcheckJob {
         }
 
         public SplitEnumerator<RangeSplit, List<RangeSplit>> createEnumerator(SplitEnumeratorContext<RangeSplit> context) {
-            List<RangeSplit> splits = new ArrayList<>();
-            for (int i = 0; i < context.currentParallelism(); i++) {
-                splits.add(new RangeSplit(i, first + i * records, records, 0));
+            List<RangeSplit> all = new ArrayList<>();
+            if (splits > 0) {
+                long total = records * context.currentParallelism();
+                for (int i = 0; i < splits; i++) {
+                    long from = first + total * i / splits;
+                    all.add(new RangeSplit(i, from, first + total * (i + 1) / splits - from, 0));
+                }
+                return new LazyEnumerator(vertex, context, all, splits);
             }
-            return new RangeEnumerator(context, splits);
+            for (int i = 0; i < context.currentParallelism(); i++) {
+                all.add(new RangeSplit(i, first + i * records, records, 0));
+            }
+            return new RangeEnumerator(context, all);
         }
 
         public SplitEnumerator<RangeSplit, List<RangeSplit>> restoreEnumerator(
                 SplitEnumeratorContext<RangeSplit> context, List<RangeSplit> pending) {
-            return new RangeEnumerator(context, pending);
+            return splits > 0 ? new LazyEnumerator(vertex, context, pending, splits) : new RangeEnumerator(context, pending);
         }
 
         public SimpleVersionedSerializer<RangeSplit> getSplitSerializer() {
@@ -413,7 +443,8 @@ public class FlipcheckJob {
         }
 
         public SourceReader<Long, RangeSplit> createReader(SourceReaderContext context) {
-            return new RangeReader(vertex, context.getIndexOfSubtask(), delayMs, seed, fail);
+            return splits > 0 ? new LazyReader(vertex, context, delayMs, seed, fail)
+                    : new RangeReader(vertex, context.getIndexOfSubtask(), delayMs, seed, fail);
         }
     }
 
@@ -478,11 +509,7 @@ public class FlipcheckJob {
         public List<RangeSplit> snapshotState(long checkpointId) {
             SPLITS_LOG.info("flipcheck splits {}: enumerator snapshot for checkpoint {}, pending {}", vertex, checkpointId,
                     ids(pending.values()));
-            List<RangeSplit> copy = new ArrayList<>();
-            for (RangeSplit split : pending.values()) {
-                copy.add(split.copy());
-            }
-            return copy;
+            return copies(pending.values());
         }
 
         public void close() {}
@@ -493,9 +520,7 @@ public class FlipcheckJob {
     static final class LazyReader implements SourceReader<Long, RangeSplit> {
         final String vertex;
         final int subtask;
-        final long delayMs;
-        final Random random;
-        final FailPoint fail;
+        final Pacer pacer;
         final SourceReaderContext context;
         final java.util.TreeMap<Integer, RangeSplit> splits = new java.util.TreeMap<>();
         boolean started;
@@ -509,9 +534,7 @@ public class FlipcheckJob {
             this.vertex = vertex;
             this.context = context;
             this.subtask = context.getIndexOfSubtask();
-            this.delayMs = delayMs;
-            this.random = new Random(seed * 1_000_003L + vertex.hashCode() * 31L + subtask);
-            this.fail = fail;
+            this.pacer = new Pacer(vertex, subtask, delayMs, seed, fail);
         }
 
         void requestIfLow() {
@@ -530,12 +553,7 @@ public class FlipcheckJob {
             Map.Entry<Integer, RangeSplit> current = splits.firstEntry();
             if (current != null) {
                 RangeSplit split = current.getValue();
-                if (delayMs > 0 && Faults.paced(vertex)) {
-                    Thread.sleep(delayMs + random.nextInt((int) Math.max(1, delayMs / 2)));
-                }
-                FailPoint.check(fail, vertex, subtask, emitted + 1);
-                output.collect(split.first + split.offset);
-                split.offset++;
+                pacer.emitNext(split, emitted + 1, output);
                 emitted++;
                 if (split.offset >= split.count) {
                     splits.remove(current.getKey());
@@ -561,11 +579,7 @@ public class FlipcheckJob {
             SPLITS_LOG.info("flipcheck splits {}: subtask {} snapshot for checkpoint {}, splits {}", vertex, subtask,
                     checkpointId, ids(splits.values()));
             Faults.onSourceSnapshot(vertex, checkpointId, emitted);
-            List<RangeSplit> copy = new ArrayList<>();
-            for (RangeSplit split : splits.values()) {
-                copy.add(split.copy());
-            }
-            return copy;
+            return copies(splits.values());
         }
 
         public void notifyCheckpointComplete(long checkpointId) {
@@ -598,59 +612,6 @@ public class FlipcheckJob {
         }
 
         public void close() {}
-    }
-
-    /** "splits": N on a source vertex: its ids, first .. first + parallelism*records - 1, cut
-     * into N splits that a lazy enumerator hands out one per request. */
-    static final class LazySplitSource implements Source<Long, RangeSplit, List<RangeSplit>> {
-        final String vertex;
-        final long first;
-        final long total;
-        final int count;
-        final long delayMs;
-        final long seed;
-        final FailPoint fail;
-
-        LazySplitSource(String vertex, long first, long total, int count, long delayMs, long seed, FailPoint fail) {
-            this.vertex = vertex;
-            this.first = first;
-            this.total = total;
-            this.count = count;
-            this.delayMs = delayMs;
-            this.seed = seed;
-            this.fail = fail;
-        }
-
-        public Boundedness getBoundedness() {
-            return Boundedness.BOUNDED;
-        }
-
-        public SplitEnumerator<RangeSplit, List<RangeSplit>> createEnumerator(SplitEnumeratorContext<RangeSplit> context) {
-            List<RangeSplit> splits = new ArrayList<>();
-            for (int i = 0; i < count; i++) {
-                long from = first + total * i / count;
-                long to = first + total * (i + 1) / count;
-                splits.add(new RangeSplit(i, from, to - from, 0));
-            }
-            return new LazyEnumerator(vertex, context, splits, count);
-        }
-
-        public SplitEnumerator<RangeSplit, List<RangeSplit>> restoreEnumerator(
-                SplitEnumeratorContext<RangeSplit> context, List<RangeSplit> pending) {
-            return new LazyEnumerator(vertex, context, pending, count);
-        }
-
-        public SimpleVersionedSerializer<RangeSplit> getSplitSerializer() {
-            return new SplitSerializer();
-        }
-
-        public SimpleVersionedSerializer<List<RangeSplit>> getEnumeratorCheckpointSerializer() {
-            return new PendingSerializer();
-        }
-
-        public SourceReader<Long, RangeSplit> createReader(SourceReaderContext context) {
-            return new LazyReader(vertex, context, delayMs, seed, fail);
-        }
     }
 
     // ---- operators ----------------------------------------------------------------------------
@@ -947,10 +908,8 @@ public class FlipcheckJob {
                 inputs.add(partition(streams.get(input.get("source").asText()), input.get("partitioning").asText(), seed));
             }
             if (role.equals("source")) {
-                Source<Long, ?, ?> range = v.hasNonNull("splits")
-                        ? new LazySplitSource(id, v.get("first_record").asLong(), v.get("records").asLong() * parallelism,
-                                v.get("splits").asInt(), delayMs, seed, fail)
-                        : new RangeSource(id, v.get("first_record").asLong(), v.get("records").asLong(), delayMs, seed, fail);
+                RangeSource range = new RangeSource(id, v.get("first_record").asLong(), v.get("records").asLong(), delayMs,
+                        seed, fail, v.hasNonNull("splits") ? v.get("splits").asInt() : 0);
                 SingleOutputStreamOperator<Long> source = env
                         .fromSource(range, WatermarkStrategy.noWatermarks(), id, Types.LONG)
                         .uid(id).setParallelism(parallelism);
