@@ -19,7 +19,9 @@ a split::
     ("coordinator-snapshot", k, pending)   the enumerator's snapshot of k                 A5
     ("completed", k)          the coordinator was told k completed                        A7
     ("aborted", k)            the coordinator was told k was aborted                      A8
-    ("failed", r)             r's attempt failed (or was cancelled)                       A11
+    ("lose", r, x)            the RPC carrying x to r was lost: the head of r's channel   A9
+    ("failed", r)             r's attempt failed (or was cancelled); when an RPC to it was
+                              lost, this is when the loss was noticed                      A10/A11
     ("reset", r, k)           r was reset to checkpoint k (None: no checkpoint)           A11+A12
     ("add-back", r, xs)       the splits the reset gave back to the enumerator            A12
     ("restored", r, xs)       r's new attempt restored xs                                 A12/A13
@@ -56,7 +58,7 @@ from flipcheck.model.split_assignment import COORDINATOR, RULE_OF, SPLIT, Config
 __all__ = ["Verdict", "validate", "DEFAULT_BUDGET", "MAX_HIDDEN_STEPS", "OBSERVATION_KINDS"]
 
 OBSERVATION_KINDS = ("start", "register", "assign", "received", "snapshot", "finished", "coordinator-snapshot",
-                     "completed", "aborted", "failed", "reset", "add-back", "restored", "no-more", "end")
+                     "completed", "aborted", "lose", "failed", "reset", "add-back", "restored", "no-more", "end")
 DEFAULT_BUDGET = 500_000
 # Hidden steps between two observations: barrier injection, and acknowledgements of the rest of
 # the job and of ended readers (a few per checkpoint).
@@ -104,8 +106,8 @@ def _apply(config: Config, state, owed: _Owed, o: tuple):
             owed = owed._replace(completed=owed.completed | {after.completed.id})
         return after, owed
 
-    if kind in ("register", "assign", "received", "snapshot", "finished", "failed", "reset", "add-back", "restored",
-                "no-more", "end") and not 0 <= o[1] < readers:
+    if kind in ("register", "assign", "received", "snapshot", "finished", "lose", "failed", "reset", "add-back",
+                "restored", "no-more", "end") and not 0 <= o[1] < readers:
         return f"the log names subtask {o[1]}, and the source has {readers}"
     if kind == "start":
         if not owed.started:
@@ -191,10 +193,21 @@ def _apply(config: Config, state, owed: _Owed, o: tuple):
         if k in owed.completed:
             return f"{_rule('expire')}: checkpoint {k} completed, and it was aborted"
         return state, owed, ()            # aborted already by a failover (A10-A13)
+    if kind == "lose":
+        r, x = o[1], o[2]
+        head = state.channels[r][0] if state.channels[r] else None
+        if head is None or head[0] != SPLIT or head[1] != x:
+            return f"{_rule('lose')}: split {x} is not the next on its way to reader {r} (next: {_head(state, r)})"
+        done = act(state, owed, ("lose", r))
+        return done + ((("lose", r),),) if done else f"{_rule('lose')}: no RPC can be lost here (its failures are used up)"
     if kind == "failed":
         r = o[1]
         if not state.readers[r].alive:
             return state, owed, ()        # the attempt failed already (a second line of one failure)
+        failure = ("detect", r) if state.readers[r].lost else ("fail", r)   # a lost RPC noticed, or a failure
+        done = act(state, owed, failure)
+        if done is not None:
+            return done[0], _forget(done[1], r), (failure,)
         done = act(state, owed, ("fail", r))
         if done is None:
             return f"{_rule('fail')}: no failure is possible here (its failures are used up)"
@@ -203,11 +216,12 @@ def _apply(config: Config, state, owed: _Owed, o: tuple):
         r, k = o[1], o[2]
         actions = ()
         if state.readers[r].alive:
-            done = act(state, owed, ("fail", r))
+            failure = ("detect", r) if state.readers[r].lost else ("fail", r)
+            done = act(state, owed, failure)
             if done is None:
                 return f"{_rule('fail')}: no failure is possible here (its failures are used up)"
             state, owed = done
-            actions = (("fail", r),)
+            actions = (failure,)
         restored = state.completed.id if state.completed is not None else None
         if restored != k:
             return (f"{_rule('reset')}: reader {r} restores checkpoint {restored if restored is not None else 'none'}, "
@@ -282,7 +296,7 @@ def validate(readers: int, splits: int, observations: Sequence[tuple], *, budget
     by what the log holds."""
     checkpoints = sum(1 for o in observations if o[0] == "coordinator-snapshot")
     starts = sum(1 for o in observations if o[0] == "start")
-    failures = sum(1 for o in observations if o[0] in ("failed", "reset")) + max(starts - 1, 0)
+    failures = sum(1 for o in observations if o[0] in ("lose", "failed", "reset")) + max(starts - 1, 0)
     config = Config(readers=readers + 1, splits=splits, checkpoints=max(checkpoints, 1), failures=failures,
                     design=COORDINATOR)
     start = (0, initial_state(config), _Owed(add_back=(None,) * readers))

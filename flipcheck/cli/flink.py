@@ -70,7 +70,8 @@ runs it on a local MiniCluster in a JVM of its own (every port on 127.0.0.1):
   * a source with "splits": N is a lazy FLIP-27 source: its records cut into N splits that the
     enumerator hands out one per request, each step logged (FLIP-27 split assignment, validated
     by flipcheck conform; --fail VERTEX:SUBTASK@RECORD on it fails a reader, --fail-enumerator
-    VERTEX its enumerator; docs/split-assignment.md, "Real Flink runs").
+    VERTEX its enumerator, --drop-split-event VERTEX one assignment's RPC; docs/split-assignment.md,
+    "Real Flink runs").
 
 DIR receives flink.log (Flink's log; DEBUG where docs/conformance.md asks for it), plan.json
 (the REST API's /jobs/<id>/plan), output/<vertex>/committed/ (one record id a line) and run.json
@@ -168,6 +169,9 @@ def configure(parser) -> None:
                             help="the split enumerator of source VERTEX (a vertex with \"splits\", "
                                  "docs/graph-format.md) throws once, before it hands out its middle split: "
                                  "a global failover")
+    run_parser.add_argument("--drop-split-event", metavar="VERTEX",
+                            help="the RPC carrying the middle split of source VERTEX (a vertex with \"splits\") to "
+                                 "its reader fails once, as a lost RPC (Flink 2.x): Flink fails that reader over")
     run_parser.add_argument("--no-checkpoints-after-tasks-finished", action="store_true",
                             help="turn FLIP-147 off (execution.checkpointing.checkpoints-after-tasks-finish: false)")
     run_parser.add_argument("--seed", type=bounded_int(0, 2**63 - 1), default=0, metavar="N",
@@ -181,6 +185,13 @@ def configure(parser) -> None:
 
     flink_matrix.configure(commands)
     flink_component.configure(commands, add_release_options)
+
+
+def _split_faults(args) -> dict | None:
+    """The split-assignment faults of --fail-enumerator and --drop-split-event (Faults.java's)."""
+    faults = {name: [vertex] for name, vertex in (("fail_in_enumerator", args.fail_enumerator),
+                                                  ("drop_add_split_event", args.drop_split_event)) if vertex}
+    return faults or None
 
 
 def summary_line(result) -> str:
@@ -244,7 +255,7 @@ def run(args) -> int:
         result = run_graph(graph, Path(args.out), mode=args.mode, records=args.records, interval_ms=args.interval_ms,
                            fail=args.fail, checkpoints_after_tasks_finished=not args.no_checkpoints_after_tasks_finished,
                            seed=args.seed, flink=flink,
-                           faults={"fail_in_enumerator": [args.fail_enumerator]} if args.fail_enumerator else None)
+                           faults=_split_faults(args))
     except FlinkRunError as error:
         sys.stderr.write(one_line(f"flipcheck flink run: {error}") + "\n")
         return 1

@@ -33,25 +33,28 @@ from flipcheck.properties.split_assignment_trace_validation import DEFAULT_BUDGE
 __all__ = ["DESIGN", "SPLIT_LINES", "SOURCE_LINES", "observations", "conform_split_assignment", "split_ranges"]
 
 DESIGN = "split-assignment"
+MAX_PARALLELISM = 32768   # Flink's upper bound, as the graph format's
 
 # Our job's lines (FlipcheckJob.java's LazyEnumerator and LazyReader), event kind -> message.
 _SPLITS = r"flipcheck splits (?P<source>.+?): "
 _LIST = r"\[(?P<splits>[\d, ]*)\]"
 SPLIT_LINES = {
-    "split-start": (_SPLITS + r"enumerator started, pending " + _LIST, "LazyEnumerator.start"),
-    "split-assign": (_SPLITS + r"assigned split (?P<split>\d+) to subtask (?P<subtask>\d+)", "LazyEnumerator.handleSplitRequest"),
-    "split-no-more": (_SPLITS + r"no more splits for subtask (?P<subtask>\d+)", "LazyEnumerator.handleSplitRequest"),
+    "split-start": (_SPLITS + r"enumerator started, pending " + _LIST, "FlipcheckJob.LazyEnumerator.start"),
+    "split-assign": (_SPLITS + r"assigned split (?P<split>\d+) to subtask (?P<subtask>\d+)", "FlipcheckJob.LazyEnumerator.handleSplitRequest"),
+    "split-no-more": (_SPLITS + r"no more splits for subtask (?P<subtask>\d+)", "FlipcheckJob.LazyEnumerator.handleSplitRequest"),
     "split-add-back": (_SPLITS + r"splits " + _LIST + r" added back from subtask (?P<subtask>\d+)",
-                       "LazyEnumerator.addSplitsBack"),
+                       "FlipcheckJob.LazyEnumerator.addSplitsBack"),
     "split-coordinator-snapshot": (_SPLITS + r"enumerator snapshot for checkpoint (?P<checkpoint>\d+), pending " + _LIST,
-                                   "LazyEnumerator.snapshotState"),
+                                   "FlipcheckJob.LazyEnumerator.snapshotState"),
     "split-restored": (_SPLITS + r"subtask (?P<subtask>\d+) restored splits " + _LIST,
-                       "LazyReader.addSplits, before SourceOperator starts the reader"),
-    "split-received": (_SPLITS + r"subtask (?P<subtask>\d+) received splits " + _LIST, "LazyReader.addSplits"),
+                       "FlipcheckJob.LazyReader.addSplits, before SourceOperator starts the reader"),
+    "split-received": (_SPLITS + r"subtask (?P<subtask>\d+) received splits " + _LIST, "FlipcheckJob.LazyReader.addSplits"),
     "split-snapshot": (_SPLITS + r"subtask (?P<subtask>\d+) snapshot for checkpoint (?P<checkpoint>\d+), splits " + _LIST,
-                       "LazyReader.snapshotState"),
-    "split-finished": (_SPLITS + r"subtask (?P<subtask>\d+) finished split (?P<split>\d+)", "LazyReader.pollNext"),
-    "split-end": (_SPLITS + r"subtask (?P<subtask>\d+) end of input", "LazyReader.pollNext"),
+                       "FlipcheckJob.LazyReader.snapshotState"),
+    "split-finished": (_SPLITS + r"subtask (?P<subtask>\d+) finished split (?P<split>\d+)", "FlipcheckJob.LazyReader.pollNext"),
+    "split-end": (_SPLITS + r"subtask (?P<subtask>\d+) end of input", "FlipcheckJob.LazyReader.pollNext"),
+    "split-dropped": (_SPLITS + r"dropped the event carrying splits " + _LIST + r" to subtask (?P<subtask>\d+)",
+                      "Faults.dropAddSplitEvent, from EventDrops.Dropping.sendOperatorEventToTask (drop_add_split_event)"),
 }
 # SourceCoordinator's lines (release-2.3 sources, recovery facts §3), kind -> (message, writer).
 _SOURCE = r"(?:source |Source )Source: (?P<source>.+?)"
@@ -72,8 +75,9 @@ _READER_LINES = ("split-received", "split-snapshot", "split-finished", "split-en
 _MESSAGES = {kind: re.compile(message) for kind, (message, _) in {**SPLIT_LINES, **SOURCE_LINES}.items()}
 
 for _kind, (_message, _writer) in SPLIT_LINES.items():
+    # The dropped RPC needs Flink 2.x's RPC service (compat/flink2/EventDrops.java).
     add_pattern(Pattern(_kind, "SplitAssignment", "INFO", re.compile(rf"^(?P<detail>{_message})$"),
-                        f"FlipcheckJob.{_writer} (flipcheck's job, not Flink)"))
+                        f"{_writer} (flipcheck's job, not Flink)", since="2.0" if _kind == "split-dropped" else "1.14"))
 for _kind, (_message, _writer) in SOURCE_LINES.items():
     # The "(#attempt)" forms are 1.16's and later; read on 2.3 runs.
     add_pattern(Pattern(_kind, "SourceCoordinator", "INFO", re.compile(rf"^(?P<detail>{_message})"), _writer, since="1.16"))
@@ -136,6 +140,9 @@ def observations(lines: list[_Line]) -> tuple[list[tuple], list[LogEvent], dict[
             add((kind, r), line)
         elif kind in ("assign", "finished"):
             add((kind, r, line.split), line)
+        elif kind == "dropped":
+            for x in sorted(line.splits):
+                add(("lose", r, x), line)
         elif kind == "received":
             for x in sorted(line.splits):
                 add(("received", r, x), line)
@@ -205,9 +212,10 @@ def conform_split_assignment(reading: LogReading, run: RunDirectory | None, *,
     for source in sources:
         mine = [line for line in lines if line.source == source]
         found, events, ids = observations(mine)
-        readers = 1 + max((line.subtask for line in mine if line.subtask is not None), default=0)
+        # A line naming a subtask past Flink's largest parallelism is one no behaviour shows.
+        readers = min(MAX_PARALLELISM, 1 + max((line.subtask for line in mine if line.subtask is not None), default=0))
         if run is not None:
-            readers = max(readers, next((v.parallelism for v in run.graph.vertices if v.id == source), 0))
+            readers = next((v.parallelism for v in run.graph.vertices if v.id == source), readers)
         starts = [o for o in found if o[0] == "start"]
         splits = len(starts[0][1]) if starts else 0
         verdict = validate(readers, splits, found, budget=budget)

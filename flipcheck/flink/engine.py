@@ -364,9 +364,10 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
     if fail is not None:
         _check_fail(graph, fail, first)
     _check_faults(faults or {}, part)
-    for vertex_id in (faults or {}).get("fail_in_enumerator", ()):
-        if graph.vertex(vertex_id).extra.get("splits") is None:
-            raise UsageError(f"faults: fail_in_enumerator needs a source with \"splits\", and {vertex_id!r} has none")
+    for name in ("fail_in_enumerator", "drop_add_split_event"):
+        for vertex_id in (faults or {}).get(name, ()):
+            if graph.vertex(vertex_id).extra.get("splits") is None:
+                raise UsageError(f"faults: {name} needs a source with \"splits\", and {vertex_id!r} has none")
     vertices = []
     for vertex_id in graph.topological_order:
         vertex = graph.vertex(vertex_id)
@@ -416,6 +417,7 @@ FAULTS = MappingProxyType({
     "fail_after_end_of_input_commit": ("sink_v2", False),  # throw once after the first commit past end of input
     "fail_in_notify_of_end_checkpoint": ("source", False),  # throw once, 300 ms into that checkpoint's notification
     "fail_in_enumerator": ("source", False),           # a "splits" source's enumerator throws once: a global failover
+    "drop_add_split_event": ("source", False),         # the RPC of its middle split fails once (Flink 2.x)
 })
 
 

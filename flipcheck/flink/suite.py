@@ -207,8 +207,19 @@ def _split_reset_to_older_checkpoint(lines: list[str], folder: Path) -> str:
     raise ValueError("the log shows no subtask reset to a checkpoint after the first")
 
 
+def _split_dropped_other_split(lines: list[str], folder: Path) -> str:
+    for i, line in enumerate(lines):
+        match = re.search(r"dropped the event carrying splits \[(\d+)\]", line)
+        if match:
+            other = int(match.group(1)) + 1
+            lines[i] = line.replace(match.group(0), f"dropped the event carrying splits [{other}]")
+            return f"line {i + 1}: the dropped RPC carries split {other}, not split {match.group(1)}"
+    raise ValueError("the log shows no dropped RPC")
+
+
 DESIGN_ALTERATIONS: dict[str, dict[str, Callable[[list, Path], str]]] = {
     "split-assignment": {
+        "split-dropped-other-split": _split_dropped_other_split,
         "split-assigned-twice": _split_assigned_twice,
         "split-add-back-dropped": _split_add_back_dropped,
         "split-snapshot-missing-split": _split_snapshot_missing_split,

@@ -19,7 +19,7 @@ from flipcheck.properties.split_assignment_trace_validation import validate
 
 RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "flink_runs"
 SPLIT_RUNS = ["splits-reader-failure", "splits-enumerator-failure", "splits-slow-snapshot-reader-failure",
-              "splits-enumerator-and-reader-failure"]
+              "splits-enumerator-and-reader-failure", "splits-dropped-event"]
 
 
 def _conform(run: Path, **options):
@@ -47,6 +47,8 @@ def test_the_faults_show_in_the_logs_they_are_named_for():
     assert "source-reset" in reader and "split-add-back" in reader and "global-failure" not in reader
     enumerator = kinds("splits-enumerator-failure")
     assert enumerator.count("split-start") == 2 and "global-failure" in enumerator and "source-reset" not in enumerator
+    dropped = kinds("splits-dropped-event")
+    assert dropped.count("split-dropped") == 1 and "source-reset" in dropped
     log = (RUNS / "splits-reader-failure" / "flink.log").read_text()
     assert "splits [9] added back from subtask 1" in log
 
@@ -61,14 +63,21 @@ def test_every_line_of_the_design_is_found_in_the_stored_runs():
 # The rule each alteration breaks, and the stored runs it applies to (an add-back or a reset
 # to a checkpoint after the first needs a subtask reset: the reader-failure runs).
 EXPECTED_RULE = {"split-assigned-twice": "A2 assign", "split-add-back-dropped": "A12 reset",
+                 "split-dropped-other-split": "A9 lose",
                  "split-snapshot-missing-split": "A3 deliver", "split-reset-to-older-checkpoint": "A12 reset"}
 RESET_RUNS = ["splits-reader-failure", "splits-slow-snapshot-reader-failure"]
 
 
+def _runs_for(alteration: str) -> list[str]:
+    if alteration == "split-dropped-other-split":
+        return ["splits-dropped-event"]
+    if alteration in ("split-add-back-dropped", "split-reset-to-older-checkpoint"):
+        return RESET_RUNS
+    return SPLIT_RUNS[:2]
+
+
 @pytest.mark.parametrize("alteration,name", [(a, n) for a in sorted(DESIGN_ALTERATIONS["split-assignment"])
-                                             for n in (RESET_RUNS if a in ("split-add-back-dropped",
-                                                                           "split-reset-to-older-checkpoint")
-                                                       else SPLIT_RUNS[:2])])
+                                             for n in _runs_for(a)])
 def test_an_altered_split_history_is_rejected_naming_the_rule(tmp_path, alteration, name):
     what = alter_run(RUNS / name, alteration, tmp_path / "run")
     result = _conform(tmp_path / "run", design="split-assignment")

@@ -475,6 +475,7 @@ public class FlipcheckJob {
             this.vertex = vertex;
             this.context = context;
             this.total = total;
+            Faults.lazySource(vertex, total);
             for (RangeSplit split : pending) {
                 this.pending.put(split.number, split);
             }
@@ -1002,7 +1003,7 @@ public class FlipcheckJob {
         MiniClusterConfiguration clusterConf = new MiniClusterConfiguration.Builder()
                 .setConfiguration(conf).setNumTaskManagers(1).setNumSlotsPerTaskManager(slots).build();
         int exit = 0;
-        try (MiniCluster cluster = new MiniCluster(clusterConf)) {
+        try (MiniCluster cluster = EventDrops.miniCluster(clusterConf)) {
             cluster.start();
             URI rest = cluster.getRestAddress().get();
             say("cluster_up", Long.toString(System.currentTimeMillis()));
