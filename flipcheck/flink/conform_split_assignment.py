@@ -30,7 +30,8 @@ from flipcheck.flink.design_conformance import DesignConformance
 from flipcheck.flink.logs import LogEvent, LogReading, Pattern, add_pattern
 from flipcheck.properties.split_assignment_trace_validation import DEFAULT_BUDGET, validate
 
-__all__ = ["DESIGN", "SPLIT_LINES", "SOURCE_LINES", "observations", "conform_split_assignment", "split_ranges"]
+__all__ = ["DESIGN", "SPLIT_LINES", "SOURCE_LINES", "MAX_PARALLELISM", "parse_line", "live_lines", "observations",
+           "conform_split_assignment", "split_ranges"]
 
 DESIGN = "split-assignment"
 MAX_PARALLELISM = 32768   # Flink's upper bound, as the graph format's
@@ -93,7 +94,8 @@ class _Line(NamedTuple):
     event: LogEvent
 
 
-def _parse(e: LogEvent) -> _Line | None:
+def parse_line(e: LogEvent) -> _Line | None:
+    """The design's reading of one log event (None: not a line of this design)."""
     match = _MESSAGES[e.kind].search(e.detail) if e.kind in _MESSAGES else None
     if match is None:
         return None
@@ -102,6 +104,23 @@ def _parse(e: LogEvent) -> _Line | None:
     splits = groups.get("splits")
     return _Line(e.kind, groups["source"], number("subtask"), number("checkpoint"), number("split"),
                  frozenset(int(x) for x in splits.replace(",", " ").split()) if splits is not None else None, e)
+
+
+def live_lines(events: list[LogEvent]) -> list[_Line]:
+    """The design's lines, without the enumerator's snapshots of checkpoints that had failed
+    already: the coordinator's snapshot runs on its own thread after the trigger, and may come
+    after the checkpoint was aborted (recovery facts §3.9). Nothing completes or restores it; the
+    tracker files the assignments so far under its id, which returns and forgets them as the next
+    snapshot would."""
+    failed: set = set()
+    lines = []
+    for e in events:
+        if e.kind == "failed" and e.checkpoint is not None:
+            failed.add(e.checkpoint)
+        line = parse_line(e)
+        if line is not None and not (line.kind == "split-coordinator-snapshot" and line.checkpoint in failed):
+            lines.append(line)
+    return lines
 
 
 def observations(lines: list[_Line]) -> tuple[list[tuple], list[LogEvent], dict[int, int]]:
@@ -204,7 +223,7 @@ def _real_ids(why: str, ids: dict[int, int]) -> str:
 def conform_split_assignment(reading: LogReading, run: RunDirectory | None, *,
                              budget: int = DEFAULT_BUDGET) -> DesignConformance | None:
     """The design's verdict on the run the log shows (None: no lazy source's lines in it)."""
-    lines = [line for line in map(_parse, reading.events) if line is not None]
+    lines = live_lines(reading.events)
     sources = sorted({line.source for line in lines if line.kind.startswith("split-")})
     if not sources:
         return None

@@ -62,6 +62,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.api.common.state.ListState;
@@ -1011,6 +1012,12 @@ public class FlipcheckJob {
             JobID jobId = cluster.submitJob(jobGraph).get().getJobID();
             say("submitted", Long.toString(System.currentTimeMillis()));
             say("job_id", jobId.toString());
+            // While its JobMaster initializes, the dispatcher serves a job as a sparse archived graph
+            // whose plan has no nodes (ArchivedExecutionGraph.createSparseArchivedExecutionGraph):
+            // a busy machine showed it. Wait until the job is past INITIALIZING.
+            for (int waited = 0; cluster.getJobStatus(jobId).get() == JobStatus.INITIALIZING && waited < 60_000; waited += 10) {
+                Thread.sleep(10);
+            }
             // The plan exactly as the REST API serves it (JsonPlanGenerator on the submitted JobGraph).
             Files.writeString(Paths.get(outDir, "plan.json"), fetch(rest, "/jobs/" + jobId + "/plan"));
             ObjectNode vertices = json.createObjectNode();
