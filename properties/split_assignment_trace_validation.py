@@ -319,7 +319,7 @@ def validate(readers: int, splits: int, observations: Sequence[tuple], *, budget
                 if action[0] == "deliver" and state.channels[action[1]][0][0] == SPLIT:
                     more = owed._replace(unprocessed=owed.unprocessed | {(action[1], state.channels[action[1]][0][1])})
                 if after.completed is not None and after.completed != state.completed:
-                    more = owed._replace(completed=owed.completed | {after.completed.id})
+                    more = more._replace(completed=more.completed | {after.completed.id})
                 stack.append(((i, after, more), hidden + 1, trace + (action,)))
         result = _apply(config, state, owed, observations[i])
         if isinstance(result, str):
@@ -333,6 +333,6 @@ def validate(readers: int, splits: int, observations: Sequence[tuple], *, budget
     i, why, trace = best
     if not stack and i < 0:
         i, why = 0, "no behaviour"
-    if states >= budget and why is None:
-        why = f"the search stopped after {states:,} states"
+    if stack and states >= budget:   # the budget, not the log, ended the search
+        why = f"{why} (the search stopped after {states:,} states)" if why else f"the search stopped after {states:,} states"
     return Verdict(False, max(i, 0), max(i, 0), why, states, trace)

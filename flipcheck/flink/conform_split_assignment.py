@@ -227,7 +227,7 @@ def conform_split_assignment(reading: LogReading, run: RunDirectory | None, *,
     sources = sorted({line.source for line in lines if line.kind.startswith("split-")})
     if not sources:
         return None
-    first, explained, total, checks = None, 0, 0, []
+    first, checks = None, []
     for source in sources:
         mine = [line for line in lines if line.source == source]
         found, events, ids = observations(mine)
@@ -238,8 +238,6 @@ def conform_split_assignment(reading: LogReading, run: RunDirectory | None, *,
         starts = [o for o in found if o[0] == "start"]
         splits = len(starts[0][1]) if starts else 0
         verdict = validate(readers, splits, found, budget=budget)
-        total += len(found)
-        explained += verdict.explained
         if not verdict.conforms and first is None:
             e = events[verdict.first_unexplained] if verdict.first_unexplained < len(events) else events[-1]
             first = {"file": e.file, "line": e.line, "event": f"{e.kind} {e.detail}", "why": _real_ids(verdict.why, ids)}
