@@ -187,10 +187,19 @@ def configure(parser) -> None:
     flink_component.configure(commands, add_release_options)
 
 
-def _split_faults(args) -> dict | None:
-    """The split-assignment faults of --fail-enumerator and --drop-split-event (Faults.java's)."""
-    faults = {name: [vertex] for name, vertex in (("fail_in_enumerator", args.fail_enumerator),
-                                                  ("drop_add_split_event", args.drop_split_event)) if vertex}
+def _split_faults(args, graph) -> dict | None:
+    """The split-assignment faults of --fail-enumerator and --drop-split-event (Faults.java's);
+    UsageError naming the option when its vertex is no source with "splits"."""
+    from flipcheck.errors import UsageError
+
+    faults = {}
+    for option, name, vertex in (("--fail-enumerator", "fail_in_enumerator", args.fail_enumerator),
+                                 ("--drop-split-event", "drop_add_split_event", args.drop_split_event)):
+        if vertex is None:
+            continue
+        if vertex not in {v.id for v in graph.vertices} or graph.inputs(vertex) or graph.vertex(vertex).extra.get("splits") is None:
+            raise UsageError(f"{option}: {vertex!r} is not a source vertex with \"splits\" (docs/graph-format.md)")
+        faults[name] = [vertex]
     return faults or None
 
 
@@ -255,7 +264,7 @@ def run(args) -> int:
         result = run_graph(graph, Path(args.out), mode=args.mode, records=args.records, interval_ms=args.interval_ms,
                            fail=args.fail, checkpoints_after_tasks_finished=not args.no_checkpoints_after_tasks_finished,
                            seed=args.seed, flink=flink,
-                           faults=_split_faults(args))
+                           faults=_split_faults(args, graph))
     except FlinkRunError as error:
         sys.stderr.write(one_line(f"flipcheck flink run: {error}") + "\n")
         return 1

@@ -241,3 +241,14 @@ def test_an_event_the_checkpoint_waited_for_may_be_processed_after_another_reade
     late = run[:8] + [run[9], run[8]]
     verdict = validate(2, 2, late)
     assert not verdict.conforms and verdict.why.startswith("A3 deliver: split 1 reached reader 1 before the barrier")
+
+
+@pytest.mark.parametrize("option,vertex", [("--fail-enumerator", "sink"), ("--drop-split-event", "nope"),
+                                           ("--fail-enumerator", "src")])
+def test_a_split_fault_on_a_vertex_without_splits_is_one_line_naming_the_option(tmp_path, capsys, option, vertex):
+    graph = dict(GRAPH, vertices=[{"id": "src", "parallelism": 2, "records": 5}, GRAPH["vertices"][1]])
+    (tmp_path / "g.json").write_text(json.dumps(graph))
+    code = main(["flink", "run", str(tmp_path / "g.json"), "--out", str(tmp_path / "out"), option, vertex])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and err.startswith(f"flipcheck flink: {option}: "), err
+    assert not (tmp_path / "out" / "run.json").exists()
