@@ -29,6 +29,11 @@ Besides the model, end-to-end checks read the run directly:
   committed-output  every source record committed exactly once (at least once in
                     at-least-once mode): read from a `flipcheck flink run` directory
 
+Every design whose lines the logs hold is validated as well, each against its own model: today
+FLIP-27 split assignment (model/split_assignment.py), from a run of a source with "splits"
+(docs/split-assignment.md, "Real Flink runs"). The run conforms only when every design does;
+--design NAME validates one design only.
+
 Next to a plan written by `flipcheck flink run`, conform also reads spec.json and run.json (the
 mode, each vertex's sink and union-list-state flags) and output/ (the committed records). A plan
 from any other cluster is validated with plain vertices. docs/conformance.md lists the log lines
@@ -48,12 +53,19 @@ examples:
                                           your cluster's logs (needs a running Flink job)
   flipcheck conform --protocol examples/user-project/src/my_checkpointing/protocols.py:ForwardPassTrigger --plan tests/fixtures/flink_runs/union-state/plan.json tests/fixtures/flink_runs/union-state/flink.log
                                           against your own subclass of flipcheck.Protocol: conforms
+  flipcheck conform --design split-assignment --plan tests/fixtures/flink_runs/splits-reader-failure/plan.json tests/fixtures/flink_runs/splits-reader-failure/flink.log
+                                          FLIP-27 split assignment only: a reader failure's resets
+                                          and the split given back, against model/split_assignment.py
+  flipcheck conform --design split-asignment --plan tests/fixtures/flink_runs/splits-reader-failure/plan.json tests/fixtures/flink_runs/splits-reader-failure/flink.log
+                                          exit 2: a misspelt design (the nearest is named)
   flipcheck conform --flink-version 1.14.6 --plan tests/fixtures/flink_runs/release-1.14.6-chain/plan.json tests/fixtures/flink_runs/release-1.14.6-chain/flink.log
                                           a MiniCluster log of Flink 1.14.6 (no start-up banner)
 
-output: a summary, or with --json one object {"conforms", "events", "checkpoints",
+output: a summary per design, or with --json one object {"conforms", "events", "checkpoints",
   "first_unexplained": {"file", "line", "event", "why"} | null, "checks": [{"name", "ok",
-  "detail"}]}. The first unexplained event is the earliest log line that no behaviour explains
+  "detail"}], "designs": {"protocol" | "split-assignment" | "local-recovery" | "batch-recovery":
+  {"conforms", "events", "first_unexplained", "checks"}}}: the top level is the protocol's, and
+  "conforms" holds only when every design present conforms. The first unexplained event is the earliest log line that no behaviour explains
   together with every line before it; a task that finishes too early is reported where it
   finishes, and the why names the later line that shows it still running. --render draws the
   behaviour found as a sequence chart up to that event (outlined red): one lane per Flink task,
@@ -72,6 +84,7 @@ exit codes: 0 the run conforms and every check holds; 1 it does not (the first u
 
 def configure(parser) -> None:
     from flipcheck.cli.types import bounded_int, variant
+    from flipcheck.flink.design_conformance import DESIGN_NAMES
     from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS
 
     parser.add_argument("logs", nargs="+", metavar="LOG", help="Flink log files (JobManager and TaskManagers)")
@@ -85,6 +98,9 @@ def configure(parser) -> None:
     parser.add_argument("--flink-version", metavar="X.Y.Z",
                         help="the Flink release that wrote the logs, 1.14 to 2.3 (default: the logs' start-up "
                              "banner's; a MiniCluster log has none: the newest format, older ones where unambiguous)")
+    parser.add_argument("--design", type=design, metavar="NAME",
+                        help="validate one design only: " + ", ".join(DESIGN_NAMES) + " (default: the protocol, "
+                             "and every other design whose lines the logs hold)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--render", metavar="FILE.svg", help="draw the behaviour found (sequence chart) into FILE")
     parser.add_argument("--budget", type=bounded_int(1_000, 100_000_000), metavar="STATES",
@@ -113,8 +129,12 @@ def run(args) -> int:
         if p.seconds >= PROGRESS_AFTER_SECONDS:
             sys.stderr.write(progress_line(p) + "\n")
 
+    if args.render and args.design not in (None, "protocol"):
+        from flipcheck.errors import UsageError
+
+        raise UsageError(f"--render draws the protocol's behaviour, and --design {args.design} leaves the protocol out")
     result = conform_files(args.plan, args.logs, protocol=args.protocol, mode=args.mode, budget=args.budget,
-                           flink_version=args.flink_version, progress=progress)
+                           flink_version=args.flink_version, progress=progress, design=args.design)
     if args.render:
         from flipcheck.flink.conform import render_conformance
 
@@ -126,15 +146,30 @@ def run(args) -> int:
     return 0 if result.conforms else 1
 
 
+def design(text: str) -> str:
+    """argparse type of --design: a design conform knows (a misspelt one: the nearest, exit 2)."""
+    import argparse
+
+    from flipcheck.flink.conform_designs import design_name
+
+    try:
+        return design_name(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _summary(result) -> str:
+    formats = f" (Flink {result.release} log formats)" if result.release else ""
     lines = [f"{'conforms' if result.conforms else 'does NOT conform'}: {result.events:,} events read "
-             f"({result.unrecognised:,} other log entries skipped), {len(result.observations):,} matched against "
-             f"the {result.job.protocol.name} model, {result.checkpoints} checkpoints"
-             + (f" (Flink {result.release} log formats)" if result.release else "")]
-    for check in result.checks:
-        lines.append(f"  {'ok  ' if check.ok else 'FAIL'} {check.name:<17} {check.detail}")
-    first = result.first_unexplained
-    if first is not None:
-        lines.append(f"first unexplained: {first['file']}:{first['line']}: {first['event']}")
-        lines.append(f"  why: {first['why']}")
+             f"({result.unrecognised:,} other log entries skipped)" + formats]
+    for name, found in result.designs.items():
+        what = (f"{len(result.observations):,} matched against the {result.job.protocol.name} model, "
+                f"{result.checkpoints} checkpoints") if name == "protocol" else f"{found.events:,} events"
+        lines.append(f"{name}: {'conforms' if found.conforms else 'does NOT conform'}: {what}")
+        for check in found.checks:
+            lines.append(f"  {'ok  ' if check.ok else 'FAIL'} {check.name:<17} {check.detail}")
+        first = found.first_unexplained
+        if first is not None:
+            lines.append(f"  first unexplained: {first['file']}:{first['line']}: {first['event']}")
+            lines.append(f"    why: {first['why']}")
     return "\n".join(lines) + "\n"

@@ -67,6 +67,11 @@ runs it on a local MiniCluster in a JVM of its own (every port on 127.0.0.1):
   * "two_phase_commit_sink" vertices are Flink's TwoPhaseCommitSinkFunction, "sink_v2" vertices
     a Sink V2 with a committer: both commit files under DIR/output/ exactly once; other vertices
     without outputs drop what they receive; "union_list_state" vertices keep union list state;
+  * a source with "splits": N is a lazy FLIP-27 source: its records cut into N splits that the
+    enumerator hands out one per request, each step logged (FLIP-27 split assignment, validated
+    by flipcheck conform; --fail VERTEX:SUBTASK@RECORD on it fails a reader, --fail-enumerator
+    VERTEX its enumerator, --drop-split-event VERTEX one assignment's RPC; docs/split-assignment.md,
+    "Real Flink runs").
     a "keyed_state" operator (one ALL_TO_ALL input) keeps a count per key in keyed state and
     emits each key's first id plus its count, so lost or doubled state shows in the output.
 
@@ -82,7 +87,8 @@ one, --damage-local-copy deletes every file of the local copies, then throws. Fo
 
 DIR receives flink.log (Flink's log; DEBUG where docs/conformance.md asks for it), plan.json
 (the REST API's /jobs/<id>/plan), output/<vertex>/committed/ (one record id a line) and run.json
-{"job_id", "status", "checkpoints_completed", "records_committed", "seconds", ...}. The first
+{"job_id", "status", "checkpoints_completed", "records_committed", "seconds", ..., "designs":
+[the designs the run exercised: "protocol", and "split-assignment" with a "splits" source]}. The first
 run compiles the job builder with javac into ~/.cache/flipcheck. See docs/conformance.md,
 "Running real jobs".
 
@@ -222,6 +228,13 @@ def configure(parser) -> None:
                              "then throw (restores must fall back to the primary copy)")
     run_parser.add_argument("--local-recovery", action="store_true",
                             help="task-local recovery on, file-system checkpoint storage, two TaskManagers")
+    run_parser.add_argument("--fail-enumerator", metavar="VERTEX",
+                            help="the split enumerator of source VERTEX (a vertex with \"splits\", "
+                                 "docs/graph-format.md) throws once, before it hands out its middle split: "
+                                 "a global failover")
+    run_parser.add_argument("--drop-split-event", metavar="VERTEX",
+                            help="the RPC carrying the middle split of source VERTEX (a vertex with \"splits\") to "
+                                 "its reader fails once, as a lost RPC (Flink 2.x): Flink fails that reader over")
     run_parser.add_argument("--no-checkpoints-after-tasks-finished", action="store_true",
                             help="turn FLIP-147 off (execution.checkpointing.checkpoints-after-tasks-finish: false)")
     run_parser.add_argument("--seed", type=bounded_int(0, 2**63 - 1), default=0, metavar="N",
@@ -261,6 +274,22 @@ def batch_run(args):
         raise UsageError("--fail: not with --batch (a batch run's fault is --jm-failover)")
     return BatchRun(hold=args.jm_failover or (), failover=args.jm_failover is not None,
                     lose_task_manager=args.lose_task_manager, delete_shuffle_files=args.delete_shuffle_files)
+
+
+def _split_faults(args, graph) -> dict | None:
+    """The split-assignment faults of --fail-enumerator and --drop-split-event (Faults.java's);
+    UsageError naming the option when its vertex is no source with "splits"."""
+    from flipcheck.errors import UsageError
+
+    faults = {}
+    for option, name, vertex in (("--fail-enumerator", "fail_in_enumerator", args.fail_enumerator),
+                                 ("--drop-split-event", "drop_add_split_event", args.drop_split_event)):
+        if vertex is None:
+            continue
+        if vertex not in {v.id for v in graph.vertices} or graph.inputs(vertex) or graph.vertex(vertex).extra.get("splits") is None:
+            raise UsageError(f"{option}: {vertex!r} is not a source vertex with \"splits\" (docs/graph-format.md)")
+        faults[name] = [vertex]
+    return faults or None
 
 
 def summary_line(result) -> str:
@@ -324,7 +353,8 @@ def run(args) -> int:
         flink = chosen_release(args)
         result = run_graph(graph, Path(args.out), mode=args.mode, records=args.records, interval_ms=args.interval_ms,
                            fail=args.fail, checkpoints_after_tasks_finished=not args.no_checkpoints_after_tasks_finished,
-                           seed=args.seed, flink=flink, local_recovery=args.local_recovery, batch=batch)
+                           seed=args.seed, flink=flink, local_recovery=args.local_recovery, batch=batch,
+                           faults=_split_faults(args, graph))
     except FlinkRunError as error:
         sys.stderr.write(one_line(f"flipcheck flink run: {error}") + "\n")
         return 1

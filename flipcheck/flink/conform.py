@@ -56,7 +56,7 @@ from flipcheck.reference_impl.user_variants import UserVariantError
 
 __all__ = ["Check", "Conformance", "RunDirectory", "Tasks", "conform", "conform_files", "model_job", "observations_of",
            "read_run_directory", "render_conformance", "flink_task_names", "plans_from", "ids_check", "vertex_names",
-           "FLAG_KEYS", "REJECTED_BUDGET", "committed_output_check", "job_finished_check"]
+           "FLAG_KEYS", "REJECTED_BUDGET", "committed_output_check", "job_finished_check", "committed_counts"]
 
 # The vertex flags a run's job graph lends the plan's vertices (the plan cannot show them).
 FLAG_KEYS = ("union_list_state", "two_phase_commit_sink", "sink_v2")
@@ -77,22 +77,27 @@ class Check:
 @dataclass
 class Conformance:
     """What :func:`conform` found. ``events``: the log events read; ``observations``: those the
-    validation matched against the model, with the log event each came from."""
+    validation matched against the model, with the log event each came from. ``designs``: each
+    design's verdict (:class:`~flipcheck.flink.design_conformance.DesignConformance`), FLIP-147's
+    ``protocol`` first; ``conforms`` holds when every one does. With ``--design`` another than
+    the protocol, the protocol is not validated: ``verdict`` and ``job`` are None."""
 
     conforms: bool
     events: int
     checkpoints: int
     first_unexplained: dict | None
     checks: list[Check]
-    verdict: Verdict
-    job: Job
+    verdict: Verdict | None
+    job: Job | None
     observations: list = field(default_factory=list)
     unrecognised: int = 0
     release: str | None = None   # the Flink minor line whose formats were read (None: every one)
+    designs: dict = field(default_factory=dict)
 
     def as_json(self) -> dict:
         return {"conforms": self.conforms, "events": self.events, "checkpoints": self.checkpoints,
-                "first_unexplained": self.first_unexplained, "checks": [c.as_json() for c in self.checks]}
+                "first_unexplained": self.first_unexplained, "checks": [c.as_json() for c in self.checks],
+                "designs": {name: d.as_json() for name, d in self.designs.items()}}
 
 
 class Tasks:
@@ -367,22 +372,33 @@ def ids_check(observed: list, reading: LogReading | None = None) -> Check:
     return Check("ids-in-order", True, f"triggered 1..{last_trigger} one by one{burned}; completions in increasing order")
 
 
-def _output_check(run: RunDirectory | None, mode: str) -> Check:
-    """Every source record committed exactly once per path to each committing sink (at least
-    once in at-least-once mode), read from the output ``flipcheck flink run`` committed."""
-    if run is None:
-        return Check("committed-output", True, "not checked: no flipcheck flink run directory beside the plan")
+def committed_counts(run: RunDirectory | None, check: str) -> tuple[dict, dict] | Check:
+    """``(expected, counts)``: per source record, the commits an exactly-once run makes (one per
+    path to each committing sink), and the commits ``run``'s output holds; or the passing
+    ``check`` that says why there is nothing to count (no run directory, no committing sink)."""
     from flipcheck.flink.engine import committed_records
 
+    if run is None:
+        return Check(check, True, "not checked: no flipcheck flink run directory beside the plan")
     job = Job(run.graph)
     sinks = [v.id for v in run.graph.vertices if v.extra.get("two_phase_commit_sink") or v.extra.get("sink_v2")]
     if not sinks:
-        return Check("committed-output", True, "not checked: the job has no committing sink")
+        return Check(check, True, "not checked: the job has no committing sink")
     expected = {r: sum(job.paths.get((info.vertex, sink), 0) for sink in sinks)
                 for info in job.tasks for r in info.records}
     counts: dict = {}
     for record in committed_records(run.path):
         counts[record] = counts.get(record, 0) + 1
+    return expected, counts
+
+
+def _output_check(run: RunDirectory | None, mode: str) -> Check:
+    """Every source record committed exactly once per path to each committing sink (at least
+    once in at-least-once mode), read from the output ``flipcheck flink run`` committed."""
+    found = committed_counts(run, "committed-output")
+    if isinstance(found, Check):
+        return found
+    expected, counts = found
     missing = sorted(r for r, n in expected.items() if counts.get(r, 0) < n)
     extra = sorted(r for r, n in counts.items() if n > expected.get(r, 0))
     if missing:
@@ -398,13 +414,25 @@ def _output_check(run: RunDirectory | None, mode: str) -> Check:
 
 def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL, run: RunDirectory | None = None,
             mode: str | None = None, budget: int | None = None, progress=None,
-            flink_version: str | None = None) -> Conformance:
+            flink_version: str | None = None, design: str | None = None) -> Conformance:
     """Validate the run the ``logs`` show against the model built from ``plan`` (and the
     ``run`` directory's flags and output); ``mode`` defaults to the run's, else aligned.
     ``protocol``: a named protocol variant or a user's class spec (``FILE.py:CLASS``).
     ``flink_version`` (``1.14.6``): the release that wrote the logs (default: their banner's,
     else the newest format, older ones where unambiguous). ``progress`` gets the search's
-    :class:`~flipcheck.properties.protocol_trace_validation.SearchProgress` now and then."""
+    :class:`~flipcheck.properties.protocol_trace_validation.SearchProgress` now and then.
+    ``design`` (a name of :data:`~flipcheck.flink.design_conformance.DESIGN_NAMES`): validate
+    that design only; default: the protocol and every design whose lines the logs hold."""
+    from flipcheck.flink.conform_designs import design_functions, design_name
+    from flipcheck.flink.design_conformance import DesignConformance
+
+    if design is not None:
+        try:
+            design = design_name(design)
+        except ValueError as error:
+            raise InputError("--design", str(error)) from None
+    # Imported before the logs are read: each design module adds its log lines.
+    others = {} if design == "protocol" else design_functions(design)
     mode = mode or (run.mode if run is not None else "aligned")
     try:
         protocol_class(protocol)   # a named variant, or a user's class (FILE.py:CLASS, MODULE:CLASS)
@@ -420,9 +448,21 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
         except ValueError as error:
             raise InputError("--flink-version", str(error)) from None
     reading = read_logs(logs, release, vertex_names(plan))
+    run_designs = {}
+    for name, conform_design in others.items():
+        verdict = conform_design(reading, run)
+        if verdict is not None:
+            run_designs[name] = verdict
+    if design not in (None, "protocol"):
+        if design not in run_designs:
+            raise InputError("--design", f"the logs hold no line of design {design!r}")
+        found = run_designs[design]
+        return Conformance(found.conforms, len(reading.events), 0, found.first_unexplained, found.checks, None, None,
+                           unrecognised=reading.unrecognised, release=reading.release, designs=run_designs)
     if run is not None and run.batch:
-        return _batch_run(plan, reading, run)
-    failures = sum(1 for e in reading.events if e.kind == "execution-state" and e.detail.endswith(" to FAILED"))
+        return _batch_run(plan, reading, run, run_designs)
+    failures = sum(1 for e in reading.events if e.kind == "execution-state" and e.detail.endswith(" to FAILED")
+                   or e.kind == "global-failure")
     _, job = model_job(plan, run, protocol, mode, failures)
     tasks = Tasks(plan, job.graph, job)
     observed, observations, visible, hidden = observations_of(reading, tasks)
@@ -449,18 +489,24 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
                     f"{job.protocol.name} model ({verdict.states:,} states searched)"),
               *cheap, _output_check(run, mode), _finished_check(run)]
     checkpoints = len({e.checkpoint for e in reading.events if e.kind == "trigger"})
-    return Conformance(all(c.ok for c in checks), len(reading.events), checkpoints, first, checks, verdict, job,
-                       observed, reading.unrecognised, reading.release)
+    ok = all(c.ok for c in checks)
+    designs = {"protocol": DesignConformance("protocol", ok, len(observed), first, checks), **run_designs}
+    return Conformance(ok and all(d.conforms for d in run_designs.values()), len(reading.events), checkpoints, first,
+                       checks, verdict, job, observed, reading.unrecognised, reading.release, designs)
 
 
-def _batch_run(plan: dict, reading: LogReading, run: RunDirectory) -> Conformance:
+def _batch_run(plan: dict, reading: LogReading, run: RunDirectory, run_designs: dict) -> Conformance:
     """FLIP-147's verdict on a BATCH job: it takes no checkpoint, so no line shows the protocol
     (its JobManager failover is batch recovery's to validate, docs/batch-recovery.md)."""
+    from flipcheck.flink.design_conformance import DesignConformance
+
     _, job = model_job(plan)
     checks = [Check("model", True, "not checked: a BATCH job takes no checkpoints, FLIP-147's protocol has nothing "
                                    "to show (its recovery is the batch-recovery design's)"), _finished_check(run)]
-    return Conformance(all(c.ok for c in checks), len(reading.events), 0, None, checks, Verdict(True, 0), job,
-                       [], reading.unrecognised, reading.release)
+    ok = all(c.ok for c in checks)
+    designs = {"protocol": DesignConformance("protocol", ok, 0, None, checks), **run_designs}
+    return Conformance(ok and all(d.conforms for d in run_designs.values()), len(reading.events), 0, None, checks,
+                       Verdict(True, 0), job, [], reading.unrecognised, reading.release, designs)
 
 
 def _finished_check(run: RunDirectory | None) -> Check:

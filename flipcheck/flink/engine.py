@@ -90,6 +90,7 @@ __all__ = [
     "committed_records",
     "run_summary",
     "run_graph",
+    "designs_exercised",
 ]
 
 JDK_PACKAGE = "default-jdk-headless"
@@ -399,6 +400,10 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
     _check_keyed_state(graph, part)
     if batch is not None:
         _check_batch(graph, batch, part)
+    for name in ("fail_in_enumerator", "drop_add_split_event"):
+        for vertex_id in (faults or {}).get(name, ()):
+            if graph.vertex(vertex_id).extra.get("splits") is None:
+                raise UsageError(f"faults: {name} needs a source with \"splits\", and {vertex_id!r} has none")
     vertices = []
     for vertex_id in graph.topological_order:
         vertex = graph.vertex(vertex_id)
@@ -414,6 +419,8 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
         }
         if vertex_id in first:
             entry["first_record"], entry["records"] = first[vertex_id]
+            if vertex.extra.get("splits") is not None:
+                entry["splits"] = _split_count(vertex, first[vertex_id][1])
         vertices.append(entry)
     return {
         "job_name": f"flipcheck {graph.num_tasks} tasks",
@@ -454,7 +461,36 @@ FAULTS = MappingProxyType({
     "end_after_checkpoint": ("source", False),         # unpaced after its first checkpoint: end of input while it is pending
     "fail_after_end_of_input_commit": ("sink_v2", False),  # throw once after the first commit past end of input
     "fail_in_notify_of_end_checkpoint": ("source", False),  # throw once, 300 ms into that checkpoint's notification
+    "fail_in_enumerator": ("source", False),           # a "splits" source's enumerator throws once: a global failover
+    "drop_add_split_event": ("source", False),         # the RPC of its middle split fails once (Flink 2.x)
 })
+
+
+def _split_count(vertex: JobVertex, records: int) -> int:
+    """A source's ``"splits"``: its records cut into that many splits, handed out lazily (split
+    assignment, docs/split-assignment.md); every split holds at least one record."""
+    splits, total = vertex.extra.get("splits"), records * vertex.parallelism
+    if isinstance(splits, bool) or not isinstance(splits, int) or not 1 <= splits <= max(total, 1):
+        raise UsageError(f"graph: vertex {vertex.id!r}: splits must be an integer 1..{max(total, 1)} "
+                         f"(its {total} records), got {splits!r}")
+    return splits
+
+
+def designs_exercised(spec: dict) -> list[str]:
+    """run.json's ``"designs"``: the designs whose lines a run of ``spec`` writes
+    (``flipcheck conform`` validates each; docs/conformance.md).
+
+    >>> designs_exercised({"vertices": [{"id": "src", "splits": 4}]})
+    ['protocol', 'split-assignment']
+    """
+    designs = ["protocol"]
+    if any(v.get("splits") for v in spec["vertices"]):
+        designs.append("split-assignment")
+    if spec.get("local_recovery"):
+        designs.append("local-recovery")
+    if spec.get("batch") is not None:
+        designs.append("batch-recovery")
+    return designs
 
 
 def _check_faults(faults: dict, part: dict) -> None:
@@ -727,7 +763,6 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
         records_committed=len(committed), records_expected=spec["records_expected"],
         vertex_ids=_vertex_ids(graph, json.loads(reported["vertices"]), version),
         failure_injected="failure_injected" in reported or "jm_revoke" in reported, times=times, out=out, flink=flink,
-        designs=("protocol",) + (("local-recovery",) if spec.get("local_recovery") else ())
-        + (("batch-recovery",) if spec["batch"] is not None else ()))
+        designs=tuple(designs_exercised(spec)))
     (out / "run.json").write_text(json.dumps(run_summary(result), indent=1) + "\n")
     return result

@@ -186,6 +186,9 @@ PATTERNS = (
     Pattern("deploy", "ExecutionGraph", "INFO",
             re.compile(rf"Deploying (?P<name>.*) \(attempt #(?P<attempt>\d+)\) with attempt id (?P<task>{_OLD_ID}) "),
             "Execution.deploy: names the 32-hex attempt id's task and attempt number", until="1.15"),
+    Pattern("global-failure", "JobMaster", "INFO",
+            re.compile(r"^Trying to recover from a global failure\.?$"),
+            "DefaultScheduler.handleGlobalFailure (the JobMaster's logger): e.g. an OperatorCoordinator failed the job"),
 )
 KINDS = tuple(dict.fromkeys(p.kind for p in PATTERNS))
 _BY_LOGGER: dict[str, list[Pattern]] = {}
@@ -351,9 +354,19 @@ def _identify(events: list[LogEvent], vertex_names: Mapping[str, str] | None = N
     return identified
 
 
+def _register_design_lines() -> None:
+    """Import every design conform knows (each registers its lines with :func:`add_pattern`), so
+    a log reads the same whichever modules a program imported before (conform_designs imports a
+    design's module only when asked: the modules import this one)."""
+    from flipcheck.flink.conform_designs import design_functions
+
+    design_functions()
+
+
 def parse_log(text: str, file: str = "<log>", release: str | None = None) -> LogReading:
     """The recognised events of one log's text, in the file's order; ``release`` (a minor line
     of :data:`RELEASES`) defaults to the one its banner names."""
+    _register_design_lines()
     release = release or release_of(text)
     events, entries, unrecognised = [], 0, 0
     for number, time, logger, message, more in _entries(text):

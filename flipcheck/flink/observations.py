@@ -150,7 +150,18 @@ def _state_switch(e, t, follow: Follow) -> list:
     return []
 
 
+def _global_failure(e, t, follow: Follow) -> list:
+    # The JobManager itself fails the job (an OperatorCoordinator's failJob): F1, known at once;
+    # the tasks are cancelled, none switches to FAILED (recovery facts §3.9).
+    if follow.failing:
+        return []
+    follow.failing, follow.known = True, True
+    follow.generation += 1
+    return [("failover",), ("failover-known",)]
+
+
 for _kind, _observe, _shows, _names_only in (
+    ("global-failure", _global_failure, None, False),
     ("trigger", lambda e, t, follow: [("trigger", e.checkpoint)], None, False),
     ("completed", lambda e, t, follow: [("completed", e.checkpoint)], None, False),
     ("failed", _failed, None, False),

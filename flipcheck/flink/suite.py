@@ -37,7 +37,8 @@ from typing import Callable, NamedTuple
 
 from flipcheck.data import example_graphs
 
-__all__ = ["FlinkCase", "CONFORMANCE_SUITE", "GRAPHS", "ALTERATIONS", "case_named", "run_case", "alter_run"]
+__all__ = ["FlinkCase", "CONFORMANCE_SUITE", "GRAPHS", "ALTERATIONS", "DESIGN_ALTERATIONS", "case_named", "run_case",
+           "alter_run"]
 
 GRAPHS = example_graphs() / "flink"
 
@@ -165,11 +166,77 @@ ALTERATIONS: dict[str, Callable[[list, Path], str]] = {
 }
 
 
+# Split assignment (flipcheck/flink/conform_split_assignment.py): a run of a source with
+# "splits", altered so that its split history is no behaviour of model/split_assignment.py.
+_ASSIGNED = re.compile(r"flipcheck splits (.+?): assigned split (\d+) to subtask (\d+)")
+
+
+def _split_assigned_twice(lines: list[str], folder: Path) -> str:
+    assigned = [(i, m) for i, line in enumerate(lines) for m in [_ASSIGNED.search(line)] if m]
+    (_, first), (i, second) = assigned[0], assigned[-1]
+    lines[i] = lines[i].replace(f"assigned split {second.group(2)} ", f"assigned split {first.group(2)} ")
+    return f"line {i + 1}: the last assignment hands out split {first.group(2)} again, the first split assigned"
+
+
+def _drop_first_listed(lines: list[str], listing: str, what: str) -> str:
+    """The first split listed on the first line where ``listing`` (a regex ending where a
+    non-empty ``[...]`` list begins) matches, dropped from that list."""
+    for i, line in enumerate(lines):
+        match = re.search(rf"({listing})\[(\d+)(?:, )?([\d, ]*)\]", line)
+        if match:
+            lines[i] = line.replace(match.group(0), f"{match.group(1)}[{match.group(3)}]")
+            return f"line {i + 1}: split {match.group(2)} left out of {what}"
+    raise ValueError(f"the log shows no line listing a split in {what}")
+
+
+def _split_add_back_dropped(lines: list[str], folder: Path) -> str:
+    return _drop_first_listed(lines, r"flipcheck splits .+?: splits ", "the splits a reset gave back")
+
+
+def _split_snapshot_missing_split(lines: list[str], folder: Path) -> str:
+    return _drop_first_listed(lines, r"subtask \d+ snapshot for checkpoint \d+, splits ", "a reader's snapshot")
+
+
+def _split_reset_to_older_checkpoint(lines: list[str], folder: Path) -> str:
+    for i, line in enumerate(lines):
+        match = re.search(r"Recovering subtask (\d+) to checkpoint (\d+) for source", line)
+        if match and int(match.group(2)) > 1:
+            older = int(match.group(2)) - 1
+            lines[i] = line.replace(f"to checkpoint {match.group(2)} for", f"to checkpoint {older} for")
+            return f"line {i + 1}: subtask {match.group(1)} reset to checkpoint {older}, not the latest completed"
+    raise ValueError("the log shows no subtask reset to a checkpoint after the first")
+
+
+def _split_dropped_other_split(lines: list[str], folder: Path) -> str:
+    for i, line in enumerate(lines):
+        match = re.search(r"dropped the event carrying splits \[(\d+)\]", line)
+        if match:
+            other = int(match.group(1)) + 1
+            lines[i] = line.replace(match.group(0), f"dropped the event carrying splits [{other}]")
+            return f"line {i + 1}: the dropped RPC carries split {other}, not split {match.group(1)}"
+    raise ValueError("the log shows no dropped RPC")
+
+
+DESIGN_ALTERATIONS: dict[str, dict[str, Callable[[list, Path], str]]] = {
+    "split-assignment": {
+        "split-dropped-other-split": _split_dropped_other_split,
+        "split-assigned-twice": _split_assigned_twice,
+        "split-add-back-dropped": _split_add_back_dropped,
+        "split-snapshot-missing-split": _split_snapshot_missing_split,
+        "split-reset-to-older-checkpoint": _split_reset_to_older_checkpoint,
+    },
+}
+
+
 def alter_run(run: Path, alteration: str, out: Path) -> str:
-    """Copy the run directory ``run`` to ``out`` with ``alteration`` applied; what was changed."""
+    """Copy the run directory ``run`` to ``out`` with ``alteration`` applied (the protocol's
+    :data:`ALTERATIONS` or a design's :data:`DESIGN_ALTERATIONS`); what was changed."""
+    table = dict(ALTERATIONS)
+    for alterations in DESIGN_ALTERATIONS.values():
+        table.update(alterations)
     shutil.copytree(run, out, dirs_exist_ok=True)
     log = out / "flink.log"
     lines = log.read_text().splitlines(keepends=True)
-    what = ALTERATIONS[alteration](lines, out)
+    what = table[alteration](lines, out)
     log.write_text("".join(lines))
     return what

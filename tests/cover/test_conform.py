@@ -192,9 +192,14 @@ def test_the_json_contract(capsys):
     code = main(["conform", "--json", "--plan", str(run / "plan.json"), str(run / "flink.log")])
     document = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert list(document) == ["conforms", "events", "checkpoints", "first_unexplained", "checks"]
+    assert list(document) == ["conforms", "events", "checkpoints", "first_unexplained", "checks", "designs"]
     assert document["conforms"] is True and document["first_unexplained"] is None
     assert all(set(check) == {"name", "ok", "detail"} for check in document["checks"])
+    # Issue 25: each design the logs hold, FLIP-147's protocol always (no other design's lines here).
+    assert list(document["designs"]) == ["protocol"]
+    protocol = document["designs"]["protocol"]
+    assert list(protocol) == ["conforms", "events", "first_unexplained", "checks"] and protocol["conforms"] is True
+    assert protocol["checks"] == document["checks"]
 
 
 def test_a_non_conforming_run_exits_1_naming_file_line_and_rule(tmp_path, capsys):

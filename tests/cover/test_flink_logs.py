@@ -21,6 +21,8 @@ from flipcheck.cli import main
 from flipcheck.flink import logs
 # Registered first, so that every reading below reads the same rows, whichever test imports it.
 from flipcheck.flink.conform_local_recovery import LOCAL_RECOVERY_PATTERNS
+# Imported first, as conform does before it reads a log: the design's rows are read by every test here.
+from flipcheck.flink.conform_split_assignment import SOURCE_LINES, SPLIT_LINES
 from flipcheck.flink.logs import (PATTERNS, RELEASES, TaskIdentity, attempt_parts, parse_log, read_logs,
                                   release_of, supported_release)
 
@@ -41,8 +43,10 @@ def test_every_kind_of_event_is_found_in_a_real_run(reading):
 
     # A FLIP-147 run: the rows a design registers (add_pattern) read lines it does not write
     # (every run logs its deployments, which task-local recovery's row reads too); a batch job's
-    # recovery lines show in their own runs.
-    design_kinds = {p.kind for p in LOCAL_RECOVERY_PATTERNS} | set(BATCH_RECOVERY_KINDS)
+    # recovery lines, the split-assignment lines and a JobManager's global failure show in their
+    # own runs (tests/cover/test_conform_*.py).
+    design_kinds = ({p.kind for p in LOCAL_RECOVERY_PATTERNS} | set(BATCH_RECOVERY_KINDS)
+                    | {"global-failure", *SPLIT_LINES, *SOURCE_LINES})
     protocol_rows = [p for p in logs.PATTERNS if p not in LOCAL_RECOVERY_PATTERNS and p.kind not in design_kinds]
     assert {e.kind for e in reading.events} - design_kinds == {p.kind for p in protocol_rows if p.written_by("2.3")}
     assert reading.unrecognised < reading.entries and len(reading.events) + reading.unrecognised == reading.entries

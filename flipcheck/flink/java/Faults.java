@@ -19,6 +19,12 @@
 //   "fail_after_end_of_input_commit": ["VERTEX"]
 //                                        a Sink V2 committer throws right after its first commit
 //                                        of a non-empty batch after its writer's end of input
+//   "fail_in_enumerator": ["VERTEX"]     the lazy split enumerator of a "splits" source throws once,
+//                                        on the request that would hand out its middle split:
+//                                        SourceCoordinator fails the job over globally
+//   "drop_add_split_event": ["VERTEX"]   the RPC carrying the middle split of a "splits" source to its
+//                                        reader fails once, as if lost (Flink 2.x: compat/flink2/
+//                                        EventDrops.java); Flink fails that reader over
 
 import java.util.Iterator;
 import java.util.Map;
@@ -34,6 +40,10 @@ final class Faults {
     static final Set<String> END_AFTER_CHECKPOINT = ConcurrentHashMap.newKeySet();
     static final Set<String> FAIL_AFTER_END_OF_INPUT_COMMIT = ConcurrentHashMap.newKeySet();
     static final Set<String> FAIL_IN_NOTIFY_OF_END_CHECKPOINT = ConcurrentHashMap.newKeySet();
+    static final Set<String> FAIL_IN_ENUMERATOR = ConcurrentHashMap.newKeySet();
+    static final Set<String> DROP_ADD_SPLIT_EVENT = ConcurrentHashMap.newKeySet();
+    /** Each lazy source's number of splits (LazyEnumerator), for drop_add_split_event. */
+    static final Map<String, Integer> SPLIT_COUNTS = new ConcurrentHashMap<>();
     /** The checkpoint at which an end_after_checkpoint source stopped pacing (-1: none yet). */
     static final AtomicLong END_CHECKPOINT = new AtomicLong(-1);
     /** Sink vertices whose writer reached end of input; sources that stopped pacing; faults fired. */
@@ -57,6 +67,8 @@ final class Faults {
         names(faults.get("end_after_checkpoint"), END_AFTER_CHECKPOINT);
         names(faults.get("fail_after_end_of_input_commit"), FAIL_AFTER_END_OF_INPUT_COMMIT);
         names(faults.get("fail_in_notify_of_end_checkpoint"), FAIL_IN_NOTIFY_OF_END_CHECKPOINT);
+        names(faults.get("fail_in_enumerator"), FAIL_IN_ENUMERATOR);
+        names(faults.get("drop_add_split_event"), DROP_ADD_SPLIT_EVENT);
     }
 
     private static void names(JsonNode list, Set<String> into) {
@@ -115,5 +127,41 @@ final class Faults {
             throw new RuntimeException("flipcheck fault fail_after_end_of_input_commit: injected failure in " + vertex
                     + " right after its first commit after end of input");
         }
+    }
+
+    /** The lazy enumerator of `vertex` is about to hand out its `assigned`-th split (from 0) of `total`. */
+    static void beforeAssignment(String vertex, int assigned, int total) {
+        if (assigned == total / 2 && FAIL_IN_ENUMERATOR.contains(vertex) && FIRED.add("enumerator " + vertex)) {
+            FlipcheckJob.say("failure_injected", Long.toString(System.currentTimeMillis()));
+            throw new RuntimeException("flipcheck fault fail_in_enumerator: injected failure in the split enumerator of "
+                    + vertex + " before it hands out split " + assigned + " of " + total);
+        }
+    }
+
+    /** Whether a run drops an operator event (EventDrops wraps the MiniCluster's RPC service). */
+    static boolean dropsEvents() {
+        return !DROP_ADD_SPLIT_EVENT.isEmpty();
+    }
+
+    /** The lazy enumerator of `vertex` hands out `total` splits. */
+    static void lazySource(String vertex, int total) {
+        SPLIT_COUNTS.put(vertex, total);
+    }
+
+    /** Whether to drop the AddSplitEvent carrying `splits` to `subtask`: once, the one carrying
+     * the middle split of a source with the fault (logged as our split lines are). */
+    static boolean dropAddSplitEvent(java.util.List<FlipcheckJob.RangeSplit> splits, int subtask) {
+        for (String vertex : DROP_ADD_SPLIT_EVENT) {
+            Integer total = SPLIT_COUNTS.get(vertex);
+            for (FlipcheckJob.RangeSplit split : splits) {
+                if (total != null && split.number == total / 2 && FIRED.add("drop " + vertex)) {
+                    FlipcheckJob.say("failure_injected", Long.toString(System.currentTimeMillis()));
+                    FlipcheckJob.SPLITS_LOG.info("flipcheck splits {}: dropped the event carrying splits {} to subtask {}",
+                            vertex, FlipcheckJob.ids(splits), subtask);
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 }

@@ -20,6 +20,8 @@
 // builds what it is told:
 //   role "source":   a bounded FLIP-27 source; subtask i emits `records` ids first + i*records ...
 //   role "operator": a pass-through map (one input), co-map (two inputs, keyed when both "hash"),
+//                    with "splits": N, the same ids cut into N splits that a lazy enumerator hands
+//                    out one per request (RangeSource's LazyEnumerator and LazyReader; logger flipcheck.SplitAssignment)
 //                    or a map over the union of its inputs (three or more); "keyed_state": a
 //                    keyed map with a count per key (LocalRecovery.java)
 //   role "two_phase_commit_sink": TwoPhaseCommitSinkFunction (Flink 2.x keeps it in ...sink.legacy)
@@ -61,6 +63,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.api.common.state.ListState;
@@ -188,15 +191,16 @@ public class FlipcheckJob {
 
     // ---- sources ------------------------------------------------------------------------------
 
-    /** One split per subtask: ids first .. first+count-1, `offset` of them emitted. */
+    /** Split `number`: ids first .. first+count-1, `offset` of them emitted. A RangeSource has
+     * one split per subtask (split i for subtask i), a LazySplitSource "splits" of them. */
     static final class RangeSplit implements SourceSplit, Serializable {
-        final int subtask;
+        final int number;
         final long first;
         final long count;
         long offset;
 
-        RangeSplit(int subtask, long first, long count, long offset) {
-            this.subtask = subtask;
+        RangeSplit(int number, long first, long count, long offset) {
+            this.number = number;
             this.first = first;
             this.count = count;
             this.offset = offset;
@@ -204,15 +208,15 @@ public class FlipcheckJob {
 
         @Override
         public String splitId() {
-            return "subtask-" + subtask;
+            return "split-" + number;
         }
 
         RangeSplit copy() {
-            return new RangeSplit(subtask, first, count, offset);
+            return new RangeSplit(number, first, count, offset);
         }
 
         void write(DataOutputStream out) throws IOException {
-            out.writeInt(subtask);
+            out.writeInt(number);
             out.writeLong(first);
             out.writeLong(count);
             out.writeLong(offset);
@@ -264,6 +268,44 @@ public class FlipcheckJob {
         }
     }
 
+    /** A snapshot's copy of `splits` (their offsets move on after it). */
+    static List<RangeSplit> copies(Iterable<RangeSplit> splits) {
+        List<RangeSplit> copy = new ArrayList<>();
+        for (RangeSplit split : splits) {
+            copy.add(split.copy());
+        }
+        return copy;
+    }
+
+    /** A source subtask's pace: a seeded, jittered sleep before each record (so subtasks drift
+     * apart, as real sources do, and a run spans checkpoints), and the --fail point. */
+    static final class Pacer {
+        final String vertex;
+        final int subtask;
+        final long delayMs;
+        final Random random;
+        final FailPoint fail;
+
+        Pacer(String vertex, int subtask, long delayMs, long seed, FailPoint fail) {
+            this.vertex = vertex;
+            this.subtask = subtask;
+            this.delayMs = delayMs;
+            this.random = new Random(seed * 1_000_003L + vertex.hashCode() * 31L + subtask);
+            this.fail = fail;
+        }
+
+        /** Emits the next record of `split`, this subtask's `handled`-th as the --fail point counts. */
+        void emitNext(RangeSplit split, long handled, ReaderOutput<Long> output) throws InterruptedException {
+            if (delayMs > 0 && Faults.paced(vertex)) {
+                Thread.sleep(delayMs + random.nextInt((int) Math.max(1, delayMs / 2)));
+            }
+            Batch.hold(vertex, subtask);
+            FailPoint.check(fail, vertex, subtask, handled);
+            output.collect(split.first + split.offset);
+            split.offset++;
+        }
+    }
+
     /** Assigns split i to subtask i, so each subtask emits a known range (the model's J1). */
     /** BatchSnapshot (compat/): the SourceCoordinator snapshots it into batch job events (--batch). */
     static final class RangeEnumerator implements SplitEnumerator<RangeSplit, List<RangeSplit>>, BatchSnapshot {
@@ -285,7 +327,7 @@ public class FlipcheckJob {
 
         public void addReader(int subtask) {
             for (RangeSplit split : new ArrayList<>(pending)) {
-                if (split.subtask == subtask) {
+                if (split.number == subtask) {
                     pending.remove(split);
                     context.assignSplit(split, subtask);
                 }
@@ -294,11 +336,7 @@ public class FlipcheckJob {
         }
 
         public List<RangeSplit> snapshotState(long checkpointId) {
-            List<RangeSplit> copy = new ArrayList<>();
-            for (RangeSplit split : pending) {
-                copy.add(split.copy());
-            }
-            return copy;
+            return copies(pending);
         }
 
         public void close() {}
@@ -307,10 +345,7 @@ public class FlipcheckJob {
     /** Emits its splits' ids one by one, sleeping between records so a run spans checkpoints. */
     static final class RangeReader implements SourceReader<Long, RangeSplit> {
         final String vertex;
-        final int subtask;
-        final long delayMs;
-        final Random random;
-        final FailPoint fail;
+        final Pacer pacer;
         final List<RangeSplit> splits = new ArrayList<>();
         boolean noMoreSplits;
         CompletableFuture<Void> available = new CompletableFuture<>();
@@ -318,10 +353,7 @@ public class FlipcheckJob {
 
         RangeReader(String vertex, int subtask, long delayMs, long seed, FailPoint fail) {
             this.vertex = vertex;
-            this.subtask = subtask;
-            this.delayMs = delayMs;
-            this.random = new Random(seed * 1_000_003L + vertex.hashCode() * 31L + subtask);
-            this.fail = fail;
+            this.pacer = new Pacer(vertex, subtask, delayMs, seed, fail);
         }
 
         public void start() {}
@@ -329,14 +361,7 @@ public class FlipcheckJob {
         public InputStatus pollNext(ReaderOutput<Long> output) throws Exception {
             for (RangeSplit split : splits) {
                 if (split.offset < split.count) {
-                    if (delayMs > 0 && Faults.paced(vertex)) {
-                        // Jitter (seeded) so subtasks drift apart, as real sources do.
-                        Thread.sleep(delayMs + random.nextInt((int) Math.max(1, delayMs / 2)));
-                    }
-                    Batch.hold(vertex, subtask);
-                    FailPoint.check(fail, vertex, subtask, split.offset + 1);
-                    output.collect(split.first + split.offset);
-                    split.offset++;
+                    pacer.emitNext(split, split.offset + 1, output);
                     emitted++;
                     return InputStatus.MORE_AVAILABLE;
                 }
@@ -352,11 +377,7 @@ public class FlipcheckJob {
 
         public List<RangeSplit> snapshotState(long checkpointId) {
             Faults.onSourceSnapshot(vertex, checkpointId, emitted);
-            List<RangeSplit> copy = new ArrayList<>();
-            for (RangeSplit split : splits) {
-                copy.add(split.copy());
-            }
-            return copy;
+            return copies(splits);
         }
 
         public void notifyCheckpointComplete(long checkpointId) {
@@ -380,6 +401,9 @@ public class FlipcheckJob {
         public void close() {}
     }
 
+    /** `records` ids per subtask from `first`: split i for subtask i (RangeEnumerator), or with
+     * `splits` > 0 ("splits": N, split assignment) all of them cut into N splits that a lazy
+     * enumerator hands out one per request (LazyEnumerator, LazyReader). */
     static final class RangeSource implements Source<Long, RangeSplit, List<RangeSplit>> {
         final String vertex;
         final long first;
@@ -387,14 +411,16 @@ public class FlipcheckJob {
         final long delayMs;
         final long seed;
         final FailPoint fail;
+        final int splits;
 
-        RangeSource(String vertex, long first, long records, long delayMs, long seed, FailPoint fail) {
+        RangeSource(String vertex, long first, long records, long delayMs, long seed, FailPoint fail, int splits) {
             this.vertex = vertex;
             this.first = first;
             this.records = records;
             this.delayMs = delayMs;
             this.seed = seed;
             this.fail = fail;
+            this.splits = splits;
         }
 
         public Boundedness getBoundedness() {
@@ -402,16 +428,24 @@ public class FlipcheckJob {
         }
 
         public SplitEnumerator<RangeSplit, List<RangeSplit>> createEnumerator(SplitEnumeratorContext<RangeSplit> context) {
-            List<RangeSplit> splits = new ArrayList<>();
-            for (int i = 0; i < context.currentParallelism(); i++) {
-                splits.add(new RangeSplit(i, first + i * records, records, 0));
+            List<RangeSplit> all = new ArrayList<>();
+            if (splits > 0) {
+                long total = records * context.currentParallelism();
+                for (int i = 0; i < splits; i++) {
+                    long from = first + total * i / splits;
+                    all.add(new RangeSplit(i, from, first + total * (i + 1) / splits - from, 0));
+                }
+                return new LazyEnumerator(vertex, context, all, splits);
             }
-            return new RangeEnumerator(context, splits);
+            for (int i = 0; i < context.currentParallelism(); i++) {
+                all.add(new RangeSplit(i, first + i * records, records, 0));
+            }
+            return new RangeEnumerator(context, all);
         }
 
         public SplitEnumerator<RangeSplit, List<RangeSplit>> restoreEnumerator(
                 SplitEnumeratorContext<RangeSplit> context, List<RangeSplit> pending) {
-            return new RangeEnumerator(context, pending);
+            return splits > 0 ? new LazyEnumerator(vertex, context, pending, splits) : new RangeEnumerator(context, pending);
         }
 
         public SimpleVersionedSerializer<RangeSplit> getSplitSerializer() {
@@ -423,8 +457,176 @@ public class FlipcheckJob {
         }
 
         public SourceReader<Long, RangeSplit> createReader(SourceReaderContext context) {
-            return new RangeReader(vertex, context.getIndexOfSubtask(), delayMs, seed, fail);
+            return splits > 0 ? new LazyReader(vertex, context, delayMs, seed, fail)
+                    : new RangeReader(vertex, context.getIndexOfSubtask(), delayMs, seed, fail);
         }
+    }
+
+    // ---- "splits": a lazy FLIP-27 source (split assignment, issue 25 item 1) -----------------
+
+    /** Our own lines about split assignment: Flink logs neither the assignment nor what a reader
+     * holds (docs/conformance.md lists them; flipcheck/flink/conform_split_assignment.py reads them). */
+    static final org.slf4j.Logger SPLITS_LOG = org.slf4j.LoggerFactory.getLogger("flipcheck.SplitAssignment");
+
+    static String ids(Collection<? extends RangeSplit> splits) {
+        List<Integer> numbers = new ArrayList<>();
+        for (RangeSplit split : splits) {
+            numbers.add(split.number);
+        }
+        Collections.sort(numbers);
+        return numbers.toString();
+    }
+
+    /** Hands out one split per request, always its smallest pending one (the model's A2), so a
+     * reader's next split may be on its way across a checkpoint. */
+    static final class LazyEnumerator implements SplitEnumerator<RangeSplit, List<RangeSplit>> {
+        final String vertex;
+        final SplitEnumeratorContext<RangeSplit> context;
+        final java.util.TreeMap<Integer, RangeSplit> pending = new java.util.TreeMap<>();
+        final int total;
+
+        LazyEnumerator(String vertex, SplitEnumeratorContext<RangeSplit> context, List<RangeSplit> pending, int total) {
+            this.vertex = vertex;
+            this.context = context;
+            this.total = total;
+            Faults.lazySource(vertex, total);
+            for (RangeSplit split : pending) {
+                this.pending.put(split.number, split);
+            }
+        }
+
+        public void start() {
+            SPLITS_LOG.info("flipcheck splits {}: enumerator started, pending {}", vertex, ids(pending.values()));
+        }
+
+        public void handleSplitRequest(int subtask, String host) {
+            if (pending.isEmpty()) {
+                SPLITS_LOG.info("flipcheck splits {}: no more splits for subtask {}", vertex, subtask);
+                context.signalNoMoreSplits(subtask);
+                return;
+            }
+            // Before the split leaves `pending`: an enumerator that throws keeps what it had.
+            Faults.beforeAssignment(vertex, total - pending.size(), total);
+            Map.Entry<Integer, RangeSplit> next = pending.pollFirstEntry();
+            SPLITS_LOG.info("flipcheck splits {}: assigned split {} to subtask {}", vertex, next.getKey(), subtask);
+            context.assignSplit(next.getValue(), subtask);
+        }
+
+        public void addSplitsBack(List<RangeSplit> splits, int subtask) {
+            SPLITS_LOG.info("flipcheck splits {}: splits {} added back from subtask {}", vertex, ids(splits), subtask);
+            for (RangeSplit split : splits) {
+                pending.put(split.number, split);
+            }
+        }
+
+        public void addReader(int subtask) {}
+
+        public List<RangeSplit> snapshotState(long checkpointId) {
+            SPLITS_LOG.info("flipcheck splits {}: enumerator snapshot for checkpoint {}, pending {}", vertex, checkpointId,
+                    ids(pending.values()));
+            return copies(pending.values());
+        }
+
+        public void close() {}
+    }
+
+    /** Reads its smallest unfinished split first (the model's A4), asks for the next split while
+     * it holds fewer than two, and logs what it receives, restores, snapshots and finishes. */
+    static final class LazyReader implements SourceReader<Long, RangeSplit> {
+        final String vertex;
+        final int subtask;
+        final Pacer pacer;
+        final SourceReaderContext context;
+        final java.util.TreeMap<Integer, RangeSplit> splits = new java.util.TreeMap<>();
+        boolean started;
+        boolean requested;
+        boolean noMoreSplits;
+        boolean ended;
+        CompletableFuture<Void> available = new CompletableFuture<>();
+        long emitted;
+
+        LazyReader(String vertex, SourceReaderContext context, long delayMs, long seed, FailPoint fail) {
+            this.vertex = vertex;
+            this.context = context;
+            this.subtask = context.getIndexOfSubtask();
+            this.pacer = new Pacer(vertex, subtask, delayMs, seed, fail);
+        }
+
+        void requestIfLow() {
+            if (started && !requested && !noMoreSplits && splits.size() < 2) {
+                requested = true;
+                context.sendSplitRequest();
+            }
+        }
+
+        public void start() {
+            started = true;
+            requestIfLow();
+        }
+
+        public InputStatus pollNext(ReaderOutput<Long> output) throws Exception {
+            Map.Entry<Integer, RangeSplit> current = splits.firstEntry();
+            if (current != null) {
+                RangeSplit split = current.getValue();
+                pacer.emitNext(split, emitted + 1, output);
+                emitted++;
+                if (split.offset >= split.count) {
+                    splits.remove(current.getKey());
+                    SPLITS_LOG.info("flipcheck splits {}: subtask {} finished split {}", vertex, subtask, split.number);
+                    requestIfLow();
+                }
+                return InputStatus.MORE_AVAILABLE;
+            }
+            if (noMoreSplits) {
+                if (!ended) {
+                    ended = true;
+                    SPLITS_LOG.info("flipcheck splits {}: subtask {} end of input", vertex, subtask);
+                }
+                return InputStatus.END_OF_INPUT;
+            }
+            if (available.isDone()) {
+                available = new CompletableFuture<>();
+            }
+            return InputStatus.NOTHING_AVAILABLE;
+        }
+
+        public List<RangeSplit> snapshotState(long checkpointId) {
+            SPLITS_LOG.info("flipcheck splits {}: subtask {} snapshot for checkpoint {}, splits {}", vertex, subtask,
+                    checkpointId, ids(splits.values()));
+            Faults.onSourceSnapshot(vertex, checkpointId, emitted);
+            return copies(splits.values());
+        }
+
+        public void notifyCheckpointComplete(long checkpointId) {
+            Faults.onSourceNotified(vertex, checkpointId);
+        }
+
+        public CompletableFuture<Void> isAvailable() {
+            return available;
+        }
+
+        public void addSplits(List<RangeSplit> added) {
+            // SourceOperator hands the restored splits over before it starts the reader.
+            SPLITS_LOG.info("flipcheck splits {}: subtask {} {} splits {}", vertex, subtask,
+                    started ? "received" : "restored", ids(added));
+            for (RangeSplit split : added) {
+                splits.put(split.number, split);
+            }
+            if (started) {
+                requested = false;
+            }
+            requestIfLow();
+            available.complete(null);
+        }
+
+        public void notifyNoMoreSplits() {
+            SPLITS_LOG.info("flipcheck splits {}: subtask {} told no more splits", vertex, subtask);
+            noMoreSplits = true;
+            requested = false;
+            available.complete(null);
+        }
+
+        public void close() {}
     }
 
     // ---- operators ----------------------------------------------------------------------------
@@ -722,9 +924,10 @@ public class FlipcheckJob {
                 inputs.add(partition(streams.get(input.get("source").asText()), input.get("partitioning").asText(), seed));
             }
             if (role.equals("source")) {
+                RangeSource range = new RangeSource(id, v.get("first_record").asLong(), v.get("records").asLong(), delayMs,
+                        seed, fail, v.hasNonNull("splits") ? v.get("splits").asInt() : 0);
                 SingleOutputStreamOperator<Long> source = env
-                        .fromSource(new RangeSource(id, v.get("first_record").asLong(), v.get("records").asLong(), delayMs, seed, fail),
-                                WatermarkStrategy.noWatermarks(), id, Types.LONG)
+                        .fromSource(range, WatermarkStrategy.noWatermarks(), id, Types.LONG)
                         .uid(id).setParallelism(parallelism);
                 if (v.get("outputs").asInt() == 0) {
                     // A lone source: a Flink job needs a sink; chained, it adds no job vertex.
@@ -826,7 +1029,7 @@ public class FlipcheckJob {
                 .setConfiguration(conf).setNumTaskManagers(taskManagers)
                 .setNumSlotsPerTaskManager((slots + taskManagers - 1) / taskManagers).build();
         int exit = 0;
-        try (MiniCluster cluster = new MiniCluster(clusterConf)) {
+        try (MiniCluster cluster = EventDrops.miniCluster(clusterConf)) {
             cluster.start();
             URI rest = cluster.getRestAddress().get();
             say("cluster_up", Long.toString(System.currentTimeMillis()));
