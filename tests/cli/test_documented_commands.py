@@ -61,3 +61,16 @@ def test_spark_examples_are_cheaper_only_by_the_documented_equivalences():
     assert cheaper(exhaustive) == "flipcheck sweep --suite plan --exhaustive --max-vertices 4 --max-parallelism 2 --out out/exh"
     changed = [e for e in EXAMPLES if not e.needs and cheaper(e) != e.normalised]
     assert all(e.uses_spark for e in changed) and len(changed) == 4
+
+
+def test_an_example_doing_the_work_of_an_earlier_one_is_that_run(tmp_path):
+    from documented_commands import Example, run_in_order
+
+    figure = "examples/graphs/figure1.json"
+    first, same_work, exit_differs = (Example("test", f"flipcheck render {figure} --out {name}.svg", comment)
+                                      for name, comment in (("a", ""), ("b", ""), ("c", "exit 1")))
+    ran = run_in_order([first, same_work, exit_differs], tmp_path)
+    assert [r.exit_code for r in ran] == [0, 0, 0]
+    assert (tmp_path / "a.svg").exists() and not (tmp_path / "b.svg").exists()   # run once
+    assert ran[1].seconds == 0.0 and ran[0].command in ran[1].stderr_tail
+    assert (tmp_path / "c.svg").exists() and not ran[2].as_documented   # another documented exit: run again
