@@ -18,7 +18,10 @@ and of each subcommand's `--help` (their EPILOG). The convention, stated in READ
   (--cases 20000);
 * an example whose command, so made cheaper, is the one an earlier example of its source ran
   (output options aside) and documents the same exit code is not run twice: it is that run
-  (`flipcheck demo` and the quicker tour, with --out, are one demo).
+  (`flipcheck demo` and the quicker tour, with --out, are one demo); and a command that reads
+  and writes no file but the repository's (no output option, no path outside examples/ and
+  tests/), shown by two sources, runs once per test session (``flipcheck mutants``: README and
+  its --help), the second source waiting for the first's exit code.
 """
 
 from __future__ import annotations
@@ -202,9 +205,11 @@ def cheaper(example: Example) -> str:
     return command
 
 
-def run_in_order(examples: list[Example], scratch: Path, timeout: float = 900) -> list[Ran]:
+def run_in_order(examples: list[Example], scratch: Path, timeout: float = 900, shared: Path | None = None) -> list[Ran]:
     """Run ``examples`` one after the other in ``scratch`` with bash (-e, pipefail), flipcheck
-    being this checkout's; an example that needs a cluster is only parsed by the CLI's parser."""
+    being this checkout's; an example that needs a cluster is only parsed by the CLI's parser.
+    ``shared``: a folder every test process of the session sees, where a command that touches
+    no file of its own (:func:`_session_wide`) keeps its exit code for the other sources."""
     from flipcheck.cli import build_parser
 
     for name in ("examples", "tests"):
@@ -227,12 +232,45 @@ def run_in_order(examples: list[Example], scratch: Path, timeout: float = 900) -
         if earlier is not None and earlier.example.expected_exit == example.expected_exit:
             ran.append(Ran(example, earlier.exit_code, 0.0, f"the run of `{earlier.command}`", command))
             continue
-        started = time.perf_counter()
-        result = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", command], cwd=scratch, env=env,
-                                capture_output=True, text=True, timeout=timeout)
-        ran.append(Ran(example, result.returncode, time.perf_counter() - started, result.stderr.strip()[-600:], command))
+        def execute() -> Ran:
+            started = time.perf_counter()
+            result = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", command], cwd=scratch, env=env,
+                                    capture_output=True, text=True, timeout=timeout)
+            return Ran(example, result.returncode, time.perf_counter() - started, result.stderr.strip()[-600:], command)
+
+        ran.append(_once_per_session(shared, example, command, execute) if shared and _session_wide(example, command) else execute())
         done.setdefault(work, ran[-1])
     return ran
+
+
+def _session_wide(example: Example, command: str) -> bool:
+    """Whether ``command`` does the same whichever source shows it: one flipcheck command whose
+    arguments name no output and no path but the repository's examples/ and tests/."""
+    argvs = example.flipcheck_argvs
+    if len(argvs) != 1 or command != example.normalised or any(c in command for c in "|&;<>$`"):
+        return False
+    return not any(word in _OUTPUT_OPTIONS or ("/" in word or "." in word) and not word.startswith(("examples/", "tests/"))
+                   for word in argvs[0])
+
+
+def _once_per_session(shared: Path, example: Example, command: str, execute) -> Ran:
+    """``execute()``'s run, or the exit code another test process recorded for ``command``
+    (waiting, under a file lock, while that process still runs it)."""
+    import fcntl
+    import hashlib
+    import json
+
+    record = shared / ("documented-" + hashlib.sha256(command.encode()).hexdigest()[:16] + ".json")
+    with open(record.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if record.exists():
+            earlier = json.loads(record.read_text())
+            return Ran(example, earlier["exit_code"], 0.0,
+                       f"the run of `{command}` by {earlier['source']}: {earlier['stderr_tail']}", command)
+        ran = execute()
+        record.write_text(json.dumps({"exit_code": ran.exit_code, "source": example.source,
+                                      "stderr_tail": ran.stderr_tail}))
+        return ran
 
 
 def _without_outputs(command: str) -> str:
@@ -254,7 +292,8 @@ def assert_ran_as_documented(examples: list[Example], scratch: Path, request) ->
     which fails the test with one line if graphviz's dot is missing."""
     if any(example.draws for example in examples):
         request.getfixturevalue("dot_program")
-    ran = run_in_order(examples, scratch)
+    shared = request.getfixturevalue("tmp_path_factory").getbasetemp().parent   # every xdist worker's
+    ran = run_in_order(examples, scratch, shared=shared)
     wrong = [r.describe() for r in ran if not r.as_documented]
     assert not wrong, "\n".join(wrong)
     return ran

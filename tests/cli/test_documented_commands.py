@@ -74,3 +74,18 @@ def test_an_example_doing_the_work_of_an_earlier_one_is_that_run(tmp_path):
     assert (tmp_path / "a.svg").exists() and not (tmp_path / "b.svg").exists()   # run once
     assert ran[1].seconds == 0.0 and ran[0].command in ran[1].stderr_tail
     assert (tmp_path / "c.svg").exists() and not ran[2].as_documented   # another documented exit: run again
+
+
+def test_a_command_touching_no_file_of_its_own_runs_once_per_session(tmp_path):
+    from documented_commands import Example, run_in_order
+
+    plan = "flipcheck plan examples/graphs/figure1.json"
+    render = "flipcheck render examples/graphs/figure1.json --out picture.svg"
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    first = run_in_order([Example("first", plan, ""), Example("first", render, "")], tmp_path / "a", shared=shared)
+    second = run_in_order([Example("second", plan, ""), Example("second", render, "")], tmp_path / "b", shared=shared)
+    assert [r.exit_code for r in first + second] == [0, 0, 0, 0]
+    assert second[0].seconds == 0.0 and "by first" in second[0].stderr_tail   # the first source's run
+    assert (tmp_path / "b" / "picture.svg").exists()     # writes a file of its own: run again
