@@ -1,5 +1,6 @@
 """The mutant catalogue is documented and the gallery shows what caught each mutant; the hunt of
-every mutant within the CI budget (kill rate 100%) is tests/slow/test_every_mutant_caught.py."""
+every mutant (kill rate 100%) is README's `flipcheck mutants`, run as documented (exit 0) by
+tests/slow/test_documented_commands_slow.py; each design's quality tests catch its mutants too."""
 
 from flipcheck.designs.mutants import catalogue, hunt
 
