@@ -26,15 +26,16 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Pure-Python tests run on both cores, the slow ones first (tests/conftest.py) with idle workers
-# taking tests from busy ones (worksteal); tests that start Spark, a browser or real Flink run on
+# taking tests from busy ones (worksteal), each phase listing its 15 longest tests for the CI log;
+# tests that start Spark, a browser or real Flink run on
 # their own afterwards (they bind ports and use both cores themselves). Exit code 5 = "none collected".
 # Last, flipcheck as a user gets it: a wheel (`python -m build`) installed into a clean venv outside
 # the repository, with the example user project (examples/user-project) whose bug must fail with
 # the full report and whose refactoring must pass (scripts/check_user_project.py; about 30 s with
 # a warm pip cache, under a minute cold).
 test: install install-browser
-	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not spark and not browser and not flink"
-	$(BIN)/python -m pytest -m "spark or browser or flink" || test $$? -eq 5
+	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not spark and not browser and not flink" --durations=15
+	$(BIN)/python -m pytest -m "spark or browser or flink" --durations=15 || test $$? -eq 5
 	$(BIN)/python scripts/check_user_project.py
 
 # The inner loop: everything but tests/slow/ (the `slow` marker), Spark and the browser, on both

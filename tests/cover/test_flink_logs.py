@@ -19,9 +19,8 @@ import shutil
 
 from flipcheck.cli import main
 from flipcheck.flink import logs
-# Registered first, so that every reading below reads the same rows, whichever test imports it.
+# The designs' rows (every log reading registers them first: logs._register_design_lines).
 from flipcheck.flink.conform_local_recovery import LOCAL_RECOVERY_PATTERNS
-# Imported first, as conform does before it reads a log: the design's rows are read by every test here.
 from flipcheck.flink.conform_split_assignment import SOURCE_LINES, SPLIT_LINES
 from flipcheck.flink.logs import (PATTERNS, RELEASES, TaskIdentity, attempt_parts, parse_log, read_logs,
                                   release_of, supported_release)
@@ -258,3 +257,16 @@ def test_the_summary_names_the_release_read(capsys):
     assert "(Flink 2.3 log formats)" in capsys.readouterr().out.splitlines()[0]
     main(["conform", "--plan", str(run / "plan.json"), str(run / "flink.log")])
     assert "log formats" not in capsys.readouterr().out     # a MiniCluster log: no banner
+
+
+def test_a_log_reads_the_same_whichever_modules_a_program_imported_first():
+    import subprocess
+    import sys
+
+    log = Path(__file__).resolve().parents[1] / "fixtures" / "flink_runs" / "local-recovery-task" / "flink.log"
+    count = ("import sys; from flipcheck.flink.logs import read_logs; "
+             "r = read_logs([sys.argv[1]]); print(len(r.events), sorted({e.kind for e in r.events}))")
+    alone = subprocess.run([sys.executable, "-c", count, str(log)], capture_output=True, text=True, check=True).stdout
+    after_conform = subprocess.run([sys.executable, "-c", "import flipcheck.flink.conform; " + count, str(log)],
+                                   capture_output=True, text=True, check=True).stdout
+    assert alone == after_conform and "local-found" in alone
