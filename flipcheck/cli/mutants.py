@@ -32,7 +32,12 @@ def configure(parser) -> None:
     from flipcheck.cli.types import name, seconds
 
     parser.add_argument("--json", action="store_true", help="one JSON object")
-    parser.add_argument("--budget", type=seconds, default=30.0, metavar="SECONDS", help="budget per mutant, at most 86,400 (default: %(default)s)")
+    # A hunt stops at its first violation, so the budget is spent only by a mutant that survives;
+    # a generous default keeps a busy machine from reporting a slow catch as a survivor (the
+    # slowest, flink-before-22863, took 53 s under a load of ~5 against 14 s idle).
+    parser.add_argument("--budget", type=seconds, default=120.0, metavar="SECONDS",
+                        help="budget per mutant: wall-clock seconds, spent only by a mutant that survives; at most 86,400 "
+                             "(default: %(default)s)")
     parser.add_argument("--only", type=name, metavar="ID", action="append", help="hunt only this mutant (repeatable)")
     parser.add_argument("--suite", type=name, metavar="NAME", help="hunt only the mutants of this suite")
     parser.add_argument("--gallery", metavar="DIR", help="also write DIR/mutants.md with a picture of each counterexample")
