@@ -29,10 +29,14 @@ Besides the model, end-to-end checks read the run directly:
   committed-output  every source record committed exactly once (at least once in
                     at-least-once mode): read from a `flipcheck flink run` directory
 
-Every design whose lines the logs hold is validated as well, each against its own model: today
-FLIP-27 split assignment (model/split_assignment.py), from a run of a source with "splits"
-(docs/split-assignment.md, "Real Flink runs"). The run conforms only when every design does;
---design NAME validates one design only.
+Every design whose lines the logs hold is validated as well, each against its own model:
+  split-assignment  FLIP-27 (model/split_assignment.py), a run of a source with "splits"
+                    (docs/split-assignment.md, "Real Flink runs");
+  local-recovery    task-local recovery (model/local_recovery.py), a run with --local-recovery
+                    (docs/local-recovery.md, "Real runs");
+  batch-recovery    FLIP-383 (model/batch_recovery.py), a --batch run with --jm-failover
+                    (docs/batch-recovery.md, "Against real Flink").
+The run conforms only when every design does; --design NAME validates one design only.
 
 Next to a plan written by `flipcheck flink run`, conform also reads spec.json and run.json (the
 mode, each vertex's sink and union-list-state flags) and output/ (the committed records). A plan
@@ -58,6 +62,11 @@ examples:
                                           and the split given back, against model/split_assignment.py
   flipcheck conform --design split-asignment --plan tests/fixtures/flink_runs/splits-reader-failure/plan.json tests/fixtures/flink_runs/splits-reader-failure/flink.log
                                           exit 2: a misspelt design (the nearest is named)
+  flipcheck conform --plan tests/fixtures/flink_runs/local-recovery-taskmanager-loss/plan.json tests/fixtures/flink_runs/local-recovery-taskmanager-loss/flink.log
+                                          the protocol and task-local recovery: a TaskManager lost,
+                                          one restore from the local copy, one from the primary
+  flipcheck conform --design batch-recovery --plan tests/fixtures/flink_runs/batch-failover-some-finished/plan.json tests/fixtures/flink_runs/batch-failover-some-finished/flink.log
+                                          FLIP-383: a JobManager failover while some tasks finished
   flipcheck conform --flink-version 1.14.6 --plan tests/fixtures/flink_runs/release-1.14.6-chain/plan.json tests/fixtures/flink_runs/release-1.14.6-chain/flink.log
                                           a MiniCluster log of Flink 1.14.6 (no start-up banner)
 
