@@ -77,6 +77,8 @@ EXHAUSTIVE_BOUNDS = {
     "topologies": {"max_vertices": TOPOLOGY_BOUNDS[0], "max_parallelism": TOPOLOGY_BOUNDS[1]},
     "dataflow": {"records_per_source": DATAFLOW_RECORDS},
 }
+# The kinds of random case (generate_case's ``kind``): a space KIND@SEED generates one of them.
+CASE_KINDS = gen.KINDS
 SUITE = GeneratedSuite("approximate-recovery", __name__)
 
 
@@ -432,7 +434,7 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
     result += _z3_rows(variant, budget_seconds * 0.1)
     remaining = max(0.5, budget_seconds - (time.perf_counter() - started))
     result += random_rows(gen.KINDS, props.GROUPS, gen.generate_case, lambda case: check_case(case, variant),
-                          remaining * 0.6)
+                          remaining * 0.6, suite=SUITE.name)
     result += stateful_rows(lambda: gen.subpartition_machine(variant), props.GROUPS["subpartition"], "refines_spec",
                             "approximate-recovery", max(0.2, budget_seconds - (time.perf_counter() - started)))
     return merged(result)

@@ -45,11 +45,13 @@ def merged(result: list[dict]) -> list[dict]:
 
 
 def random_rows(kinds: Sequence[str], groups: dict, generate: Callable, check: Callable,
-                budget_seconds: float) -> list[dict]:
+                budget_seconds: float, suite: str | None = None) -> list[dict]:
     """Each kind of case through the seeded and the hypothesis driver, an equal share of the
     budget each; ``generate(chooser, kind)``, ``check(case) -> violations``; a kind's rows are
-    its group's properties."""
+    its group's properties. ``suite``: the generated suite whose random space ``KIND@verify``
+    generates the same seeded cases (its module's ``CASE_KINDS``), so each has a case id."""
     from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
+    from flipcheck.designs.generated_suite import KIND_SEPARATOR
 
     result = []
     share = budget_seconds / (2 * len(kinds))
@@ -57,7 +59,8 @@ def random_rows(kinds: Sequence[str], groups: dict, generate: Callable, check: C
         def generate_kind(chooser, kind=kind):
             return generate(chooser, kind)
 
-        for tally in (seeded_driver(generate_kind, check, budget_seconds=share, seed=f"verify-{kind}"),
+        seed = f"{kind}{KIND_SEPARATOR}verify" if suite else f"verify-{kind}"
+        for tally in (seeded_driver(generate_kind, check, budget_seconds=share, seed=seed, suite=suite),
                       hypothesis_driver(generate_kind, check, budget_seconds=share)):
             result += rows(groups[kind], tally.cases, tally.violations, tally.driver)
     return result

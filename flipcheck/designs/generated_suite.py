@@ -7,6 +7,9 @@ and pictures once. The module provides:
 * ``ENGINE`` (the engine's name) and ``ENGINES`` (every variant name, engine first);
 * ``PROPERTY_NAMES``;
 * ``generate_case(chooser)`` and ``check_case(case, variant) -> list[Violation]`` (random cases);
+  optionally ``CASE_KINDS``, the kinds ``generate_case(chooser, kind)`` takes: a random space
+  whose token is ``KIND@SEED`` generates cases of that kind only (the ids ``verify``'s seeded
+  cases of one kind have, so that ``flipcheck replay`` regenerates them);
 * ``exhaustive_cases()`` (a fixed, numbered list of exploration units) and
   ``explore_case(unit, variant) -> (violations, states, counterexample)``;
 * ``render_case(case, out_path, variant)``, ``describe_case(case) -> dict`` (or
@@ -33,15 +36,24 @@ from functools import cached_property
 from flipcheck.generators.choices import SeededChooser
 from flipcheck.designs.suite import CRASH, EXHAUSTIVE_PREFIX, CaseSpace, Outcome, Suite, checked
 
-__all__ = ["GeneratedSuite", "RandomCaseSpace", "ExhaustiveCaseSpace"]
+__all__ = ["GeneratedSuite", "RandomCaseSpace", "ExhaustiveCaseSpace", "KIND_SEPARATOR"]
+
+
+# A random space's token KIND@SEED: cases of one kind (CASE_KINDS) from seed KIND@SEED.
+KIND_SEPARATOR = "@"
 
 
 class RandomCaseSpace(CaseSpace):
     def __init__(self, suite: "GeneratedSuite", seed: str):
         self.suite, self.token = suite, seed
+        kind, separator, _ = seed.partition(KIND_SEPARATOR)
+        self.kind = kind if separator and kind in getattr(suite.module, "CASE_KINDS", ()) else None
 
     def case(self, index: int):
-        return self.suite.module.generate_case(SeededChooser.for_case(self.token, index))
+        chooser = SeededChooser.for_case(self.token, index)
+        if self.kind is None:
+            return self.suite.module.generate_case(chooser)
+        return self.suite.module.generate_case(chooser, self.kind)
 
     def check(self, case, algorithm: str) -> Outcome:
         return checked(lambda c, a: Outcome(self.suite.module.check_case(c, a)), case, algorithm)

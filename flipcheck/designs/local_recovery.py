@@ -57,6 +57,8 @@ PROPERTY_NAMES = (*props.PROPERTY_NAMES, "refines_spec")
 MUTANTS = {name: (cls.flink_issue, " ".join((cls.__doc__ or "").split())) for name, cls in VARIANTS.items()}
 EXHAUSTIVE_BOUNDS = {"write_handles": 3, "store_max_id": 3, "restore_key_groups": 4, "scheduling_max_tasks": 4,
                      "scheduling_max_extra": 2, "scheduling_max_fresh": 2, "proof_max_tasks": 5}
+# The kinds of random case (generate_case's ``kind``): a space KIND@SEED generates one of them.
+CASE_KINDS = gen.KINDS
 SUITE = GeneratedSuite("local-recovery", __name__)
 
 
@@ -311,7 +313,7 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
     result += _z3_rows(variant, budget_seconds * 0.05)
     remaining = max(0.5, budget_seconds - (time.perf_counter() - started))
     result += random_rows(gen.KINDS, props.GROUPS, gen.generate_case, lambda case: check_case(case, variant),
-                          remaining * 0.65)
+                          remaining * 0.65, suite=SUITE.name)
     result += stateful_rows(lambda: gen.cluster_machine(variant), props.GROUPS["cluster"],
                             "restored_state_equals_primary", "local-recovery",
                             max(0.2, budget_seconds - (time.perf_counter() - started)), steps=20)

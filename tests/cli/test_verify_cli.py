@@ -5,6 +5,7 @@ import shlex
 from pathlib import Path
 
 import manifest
+import pytest
 from flipcheck.cli import main
 
 
@@ -140,7 +141,6 @@ def test_a_user_variant_that_raises_is_one_line_naming_its_own_file_and_line(cap
 
 
 def test_a_failure_of_flipcheck_itself_keeps_its_traceback(monkeypatch, tmp_path):
-    import pytest
     from flipcheck.cli import verify
 
     def broken(args):
@@ -149,3 +149,18 @@ def test_a_failure_of_flipcheck_itself_keeps_its_traceback(monkeypatch, tmp_path
     monkeypatch.setattr(verify, "run", broken)
     with pytest.raises(ZeroDivisionError):
         main(["verify", "--suite", "plan"])
+
+
+@pytest.mark.parametrize("suite, mutant", [("local-recovery", "flink-before-8777"),
+                                           ("approximate-recovery", "flink-before-19693")])
+def test_a_recovery_designs_seeded_counterexample_is_replayed_by_its_case_id(suite, mutant, capsys, tmp_path,
+                                                                             run_printed_command):
+    """Seeded cases of one kind come from the random space KIND@verify, so each has an id."""
+    assert main(["verify", "--suite", suite, "--variant", mutant, "--budget", "3", "--json",
+                 "--out", str(tmp_path / "out")]) == 1
+    seeded = [e for e in json.loads(capsys.readouterr().out)["counterexamples"] if e["driver"] == "seeded"]
+    assert seeded, "no seeded counterexample to replay"
+    for entry in seeded:
+        assert entry["case_id"].startswith(f"{suite}:") and "@verify:" in entry["case_id"]
+        replayed = run_printed_command(entry["replay"] + " --no-render")
+        assert replayed.returncode == 1 and f"  {entry['property']}: " in replayed.stdout
