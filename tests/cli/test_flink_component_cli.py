@@ -88,28 +88,33 @@ def test_the_help_teaches_why_a_component_and_not_a_run(capsys):
         assert fragment in text
 
 
-def _one_line_exit_2(capsys, *options, fragment):
+def _one_line_exit_2(capsys, *options, fragment) -> str:
+    """The one line a bad option or transcript gets (asserted: exit 2, nothing on stdout)."""
     code, out, err = _run(capsys, *options)
     assert (code, out) == (2, ""), err
     assert len(err.splitlines()) == 1 and fragment in err, err
+    return err.strip()
 
 
 def test_bad_options_and_transcripts_are_one_line_exit_2(capsys, tmp_path):
-    _one_line_exit_2(capsys, "--variant", "no-such-variant", fragment="--variant")
-    _one_line_exit_2(capsys, "--observations", str(FIXTURE), "--flink", "2.3.0", fragment="takes no --flink")
-    _one_line_exit_2(capsys, "--observations", str(FIXTURE), "--cases", "3", fragment="takes no --cases")
-    _one_line_exit_2(capsys, "--cases", "5001", fragment="--cases")
-    _one_line_exit_2(capsys, "--observations", str(FIXTURE), "--save", str(tmp_path / "t.jsonl"), fragment="--save")
-    _one_line_exit_2(capsys, "--save", str(tmp_path / "no" / "such" / "t.jsonl"), fragment="--save")
-    _one_line_exit_2(capsys, "--flink", "9.9.9", fragment="--flink 9.9.9")
-    _one_line_exit_2(capsys, "--flink-home", str(tmp_path / "nonexistent"), fragment="--flink-home")
-    _one_line_exit_2(capsys, "--observations", str(tmp_path / "missing.jsonl"), fragment="cannot read it")
+    lines = []
+    lines.append(_one_line_exit_2(capsys, "--variant", "no-such-variant", fragment="--variant"))
+    lines.append(_one_line_exit_2(capsys, "--observations", str(FIXTURE), "--flink", "2.3.0", fragment="takes no --flink"))
+    lines.append(_one_line_exit_2(capsys, "--observations", str(FIXTURE), "--cases", "3", fragment="takes no --cases"))
+    lines.append(_one_line_exit_2(capsys, "--cases", "5001", fragment="--cases"))
+    lines.append(_one_line_exit_2(capsys, "--observations", str(FIXTURE), "--save", str(tmp_path / "t.jsonl"), fragment="--save"))
+    lines.append(_one_line_exit_2(capsys, "--save", str(tmp_path / "no" / "such" / "t.jsonl"), fragment="--save"))
+    lines.append(_one_line_exit_2(capsys, "--flink", "9.9.9", fragment="--flink 9.9.9"))
+    lines.append(_one_line_exit_2(capsys, "--flink-home", str(tmp_path / "nonexistent"), fragment="--flink-home"))
+    lines.append(_one_line_exit_2(capsys, "--observations", str(tmp_path / "missing.jsonl"), fragment="cannot read it"))
     bad = tmp_path / "bad.jsonl"
     bad.write_text(FIXTURE.read_text().replace('"step": 2,', '"step": 9,', 1))
-    _one_line_exit_2(capsys, "--observations", str(bad), fragment="field 'step'")
+    lines.append(_one_line_exit_2(capsys, "--observations", str(bad), fragment="field 'step'"))
     unknown = tmp_path / "unknown.jsonl"
     unknown.write_text(FIXTURE.read_text().replace("release-partition", "no-such-sequence"))
-    _one_line_exit_2(capsys, "--observations", str(unknown), fragment="'no-such-sequence' is no sequence")
+    lines.append(_one_line_exit_2(capsys, "--observations", str(unknown), fragment="'no-such-sequence' is no sequence"))
+    # each problem names itself: no two of these inputs get the same line
+    assert len(set(lines)) == len(lines) == 11, lines
 
 
 @settings(max_examples=25, deadline=None, database=None, derandomize=True,
