@@ -15,8 +15,8 @@ checkpoint id::
     ("ack", t, k)              the coordinator received t's acknowledgement of k  J5/C5
     ("notify", t, k)           t received the completion notification of k        J8
     ("reported", t)            the coordinator received t's FINISHED report       C1
-    ("failover",)              a task failed: the job fails over now or soon      F1
-    ("failover-known",)        the coordinator has learned of it: failed over by now   F1
+    ("failover",)              a task failed (F0), or the job failed over at once  F0/F1
+    ("failover-known",)        the JobManager handles the failure: failed over by now   F1
     ("closing", t)             t may finish and closes (its operators finished)   J7
     ("decline", t, k)          the coordinator received t's decline of k          C4/C5/J6
     ("completed", k)           k completed                                        C5
@@ -63,11 +63,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping, NamedTuple, Sequence
 
-from flipcheck.model.protocol import FINISHED, RUNNING, END_OF_DATA, Job, JobState, initial_state, successors
+from flipcheck.model.protocol import FAILED, FINISHED, RUNNING, END_OF_DATA, Job, JobState, initial_state, successors
 from flipcheck.model.protocol.coordinator import (
     receive_acknowledgement, receive_finished_reports, suspend_at_job_end, trigger,
 )
-from flipcheck.model.protocol.failover import failover
+from flipcheck.model.protocol.failover import failover, task_failure
 from flipcheck.model.protocol.state import BARRIER, DATA, EOD, EOP
 from flipcheck.model.protocol.tasks import end_of_data, finish, receive, receive_notification, receive_trigger_rpc
 
@@ -177,8 +177,12 @@ def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobStat
         own = ("notify", label[1], label[2])
     elif kind == "report-finished":
         own = ("reported", label[1])
+    elif kind == "fail":
+        own = ("failover",)   # F0: the task's own FAILED switch (the TaskManager's line)
     elif kind == "failover":
-        own = ("failover",)
+        # F1 after F0: the JobManager's FAILED switch, where it handles the failure; on its own
+        # (a global failure, or a task's failure handled at once): the first failure line.
+        own = ("failover-known",) if any(ts.phase == FAILED for ts in s.tasks) else ("failover",)
     elif kind == "finish":
         # Flink finishes the operators and closes the mailbox (a trigger RPC arriving now is
         # declined, TASK_CLOSING); the switch to FINISHED is logged later.
@@ -201,8 +205,10 @@ def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobStat
                 lagging.append(("failed", k))
             if t is not None:
                 # A trigger RPC to a task the TaskExecutor no longer knows fails the RPC instead of
-                # declining (TaskExecutor.triggerCheckpoint: "unknown task"): no Decline line.
-                (optional if kind == "rpc" and s.tasks[t].phase == FINISHED else lagging).append(("decline", t, k))
+                # declining (TaskExecutor.triggerCheckpoint: "unknown task"): no Decline line. A
+                # failed task (F0) is unregistered soon after its FAILED switch (§4.10).
+                gone = kind == "rpc" and s.tasks[t].phase in (FINISHED, FAILED)
+                (optional if gone else lagging).append(("decline", t, k))
     return own, tuple(lagging), tuple(optional)
 
 
@@ -235,6 +241,8 @@ def _steps_showing(job: Job, s: JobState, o: tuple) -> Iterator[tuple]:
     elif kind == "reported":
         steps = receive_finished_reports(job, s)
     elif kind == "failover":
+        steps = failover(job, s) + task_failure(job, s)
+    elif kind == "failover-known":
         steps = failover(job, s)
     elif kind == "closing":
         steps = finish(job, s, o[1])
@@ -375,6 +383,13 @@ class _Search:
             own, closed = None, closed & ~(1 << own[1])   # its line came at closing (flip147 facts §4.4)
         elif own == ("failover",) and closed & failing:
             own, closed = None, closed & ~failing          # its line came when the task failed
+        if label[0] == "fail":
+            # F0: what the failed task still owed may never be logged (but a decline it sent).
+            t = label[1]
+            gone = tuple(w for w in waiting if w[0] in _CANCELLED_WITH_THE_TASK and w[0] != "decline"
+                         and len(w) > 1 and w[1] == t)
+            waiting = tuple(w for w in waiting if w not in gone)
+            optional = _add(optional, gone, self.shows)[-MAX_WAITING:]
         elif own is not None and own[0] == "trigger-task" and closed >> own[1] & 1:
             return None   # the mailbox is closed: Flink declines (TASK_CLOSING); here it must finish first
         if own is not None and not self.shows(own):
@@ -442,7 +457,7 @@ class _Search:
                     # A task failed; the coordinator fails over when the JobManager handles the
                     # failure (F1), maybe after a trigger it started meanwhile.
                     yield d, path, (s, waiting, optional, closed | failing)
-                if o == ("failover-known",) and not closed & failing:
+                if o == ("failover-known",) and not closed & failing and not any(ts.phase == FAILED for ts in s.tasks):
                     yield d, path, current
                 if o[0] == "barrier" and _aborted(s, o[3]):
                     yield d, path, current   # the barrier of an aborted checkpoint: see observe()

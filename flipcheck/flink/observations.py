@@ -134,14 +134,15 @@ def _state_switch(e, t, follow: Follow) -> list:
     if e.detail.endswith(" to FAILED"):
         shown = []
         if not follow.failing:
-            # The first FAILED line (the TaskManager's, usually) is the failure: F1 happens
-            # now or once the JobManager handles it (its FAILED line); the other tasks'
-            # cancellations follow.
+            # The first FAILED line (the TaskManager's, usually) is the failure: F0, or F1 at
+            # once; F1 comes by the time the JobManager handles it (its FAILED line).
             shown, follow.failing, follow.known = [("failover",)], True, False
-            follow.generation += 1
         if e.kind == "execution-state" and not follow.known:
             shown.append(("failover-known",))
             follow.known = True
+            # Handled: the attempts are cancelled (F1). Until now the failed attempt still
+            # declined triggers and the others still ran (F0; flip147 facts §4.10).
+            follow.generation += 1
         return shown
     if e.detail.endswith(" to FINISHED"):
         return [("finished" if e.kind == "task-state" else "reported", t)]
@@ -153,11 +154,12 @@ def _state_switch(e, t, follow: Follow) -> list:
 def _global_failure(e, t, follow: Follow) -> list:
     # The JobManager itself fails the job (an OperatorCoordinator's failJob): F1, known at once;
     # the tasks are cancelled, none switches to FAILED (recovery facts §3.9).
-    if follow.failing:
+    if follow.failing and follow.known:
         return []
+    shown = [] if follow.failing else [("failover",)]   # a task's failure came first (F0): handled now
     follow.failing, follow.known = True, True
     follow.generation += 1
-    return [("failover",), ("failover-known",)]
+    return shown + [("failover-known",)]
 
 
 for _kind, _observe, _shows, _names_only in (

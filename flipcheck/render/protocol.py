@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Mapping, NamedTuple, Sequence
 
-from flipcheck.model.protocol import CANCELED, DATA, END_OF_DATA, EOD, EOI, FINISHED, Job, initial_state
+from flipcheck.model.protocol import CANCELED, DATA, END_OF_DATA, EOD, EOI, FAILED, FINISHED, Job, initial_state
 from flipcheck.render.protocol_labels import actor_of
 from flipcheck.render.sequence_chart import LaneChart, literal, quote
 
@@ -76,6 +76,7 @@ _STEP_TEXT = {
     "report-finished": lambda job, name, lb: f"{name(lb[1])} FINISHED (report)",
     "trigger": lambda job, name, lb: "trigger",
     "stop-with-savepoint": lambda job, name, lb: "stop-with-savepoint (no drain)",
+    "fail": lambda job, name, lb: "FAILED",
     "failover": lambda job, name, lb: "FAILOVER",
 }
 
@@ -178,7 +179,7 @@ class _Mailboxes:
 def _lane_look(phase: int) -> str:
     if phase == FINISHED:
         return "color=grey70 style=dotted"
-    if phase == CANCELED:
+    if phase in (CANCELED, FAILED):
         return 'color="#c62828" style=dotted'
     if phase == END_OF_DATA:
         return 'color="#e08a00"'

@@ -33,7 +33,7 @@ __all__ = ["actor_of", "describe_label", "checkpoint_of", "trace_json"]
 def actor_of(job: Job, label: tuple) -> str:
     """Who takes the step: a task name or ``coordinator``."""
     kind = label[0]
-    if kind in ("emit", "end-of-data", "receive", "poll-released", "finish", "notify", "rpc"):
+    if kind in ("emit", "end-of-data", "receive", "poll-released", "finish", "notify", "rpc", "fail"):
         return job.name(label[1])
     return "coordinator"
 
@@ -79,8 +79,10 @@ def describe_label(job: Job, label: tuple) -> str:
         return "coordinator triggers a checkpoint"
     if kind == "stop-with-savepoint":
         return "coordinator stops the job with a savepoint without drain (synchronous savepoint)"
+    if kind == "fail":
+        return f"{job.name(label[1])} fails: it stops and declines every trigger RPC until the failover"
     if kind == "failover":
-        return "a task fails: every task restarts from the latest completed checkpoint"
+        return "the job fails over: every task restarts from the latest completed checkpoint"
     return repr(label)
 
 

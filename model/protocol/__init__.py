@@ -18,7 +18,7 @@ Where each part is written down:
   ``finalize_problem``, F1/C6 ``end_of_data_view_after_failover``, S1 ``end_of_input_checkpoint_id``);
 * :mod:`.tasks` — the task rules J1–J9 and the Sink V2 rules S1–S4;
 * :mod:`.coordinator` — the coordinator rules C1–C7;
-* :mod:`.failover` — the failover rule F1;
+* :mod:`.failover` — the failure and failover rules F0 and F1;
 * :mod:`.machine` — the initial state and the table of actions :func:`successors` takes them
   from (the TLA+ ``Next``), and :func:`rules_of`, which rules a step took (per-rule coverage);
 * :mod:`.step` — :class:`Step`, the step under construction the rules change.
@@ -143,8 +143,16 @@ Coordinator (:mod:`.coordinator`)
   ``CHECKPOINT_COORDINATOR_SUSPEND``). Past the end of the job, so no exploration takes it;
   trace validation does (:func:`~.coordinator.suspend_at_job_end`).
 
-Failover (:mod:`.failover`; seed "Failover and Recovery"; flip147 facts §3.2)
-* F1 a task failure restarts every task from the latest completed checkpoint: channels empty
+Failover (:mod:`.failover`; seed "Failover and Recovery"; flip147 facts §3.2, §4.10)
+* F0 a running task fails (its TaskManager switches it to FAILED), at most once per failover the
+  job's bound allows and while no other failure waits: it takes no step any more (nothing sent,
+  polled, acknowledged or committed) and declines every trigger RPC that reaches it
+  (``TASK_NOT_READY``: ``Task.triggerCheckpointBarrier`` declines when not RUNNING; C5 aborts the
+  pending checkpoint). The JobManager hears of it only through ``updateTaskExecutionState``,
+  handled on its main thread, so until F1 the coordinator keeps triggering (its plan still counts
+  the task as running) and the other tasks keep running.
+* F1 the JobManager handles the failure — a task's (after F0) or its own (a global failure, e.g. an
+  OperatorCoordinator failing the job, at once) — and restarts every task from the latest completed checkpoint: channels empty
   but for restored in-flight records — per channel the downstream's captured input records, then
   the upstream's captured output records (J5u). The downstream captured records it polled before
   the barrier reached it, so they were ahead of whatever was still queued when the upstream's
@@ -192,7 +200,7 @@ from .machine import (
 )
 from .switches import Protocol
 from .state import (
-    BARRIER, CANCEL, CANCELED, DATA, END_OF_DATA, EOD, EOI, EOP, FAILOVER, FINISHED, FINISHED_TASK, NO_STOP_ID,
+    BARRIER, CANCEL, CANCELED, DATA, END_OF_DATA, EOD, EOI, EOP, FAILED, FAILOVER, FINISHED, FINISHED_TASK, NO_STOP_ID,
     PHASE_NAMES, RUNNING, STOPPED, TASK_CLOSING, TASK_NOT_READY, Coordinator, JobState, Pending, RestorePoint,
     Snapshot, TaskState,
 )
@@ -200,7 +208,7 @@ from .step import Step
 from .structure import MAX_CHANNELS, MAX_RECORDS, MAX_TASKS, MODES, ChannelInfo, Job, TaskInfo, job_size_problem
 
 __all__ = [
-    "RUNNING", "END_OF_DATA", "FINISHED", "CANCELED", "STOPPED", "NO_STOP_ID", "PHASE_NAMES", "MODES", "EOI",
+    "RUNNING", "END_OF_DATA", "FINISHED", "CANCELED", "FAILED", "STOPPED", "NO_STOP_ID", "PHASE_NAMES", "MODES", "EOI",
     "TASK_NOT_READY", "TASK_CLOSING", "FAILOVER", "DATA", "BARRIER", "CANCEL", "EOD", "EOP",
     "Protocol", "TaskInfo", "ChannelInfo", "Job", "MAX_TASKS", "MAX_CHANNELS", "MAX_RECORDS", "job_size_problem",
     "Snapshot", "TaskState", "FINISHED_TASK", "Pending", "RestorePoint", "Coordinator", "JobState",

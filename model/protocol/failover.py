@@ -1,28 +1,52 @@
-"""Failover (F1): a task failure restarts every task from the latest completed checkpoint.
+"""Failures (F0) and failover (F1): a task fails; the JobManager restarts every task from the
+latest completed checkpoint.
 
-Seed "Failover and Recovery"; flip147 facts §3.2. The action :func:`failover` (``action(job, state)``)
-returns the one failover step while the job's bound on failures allows one more.
+Seed "Failover and Recovery"; flip147 facts §3.2, §4.10. The action :func:`task_failure`
+(``action(job, state)``) returns one step per task that may fail (F0); :func:`failover` the
+failover step (F1), while the job's bound on failures allows one more.
 
 >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
 >>> from flipcheck.model.protocol import Job, initial_state
 >>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), failures=1)
 >>> [(label, step.notes) for label, step in failover(job, initial_state(job))]
 [(('failover',), [('failover', 0)])]
+>>> [(label, step.freeze().tasks[label[1]].phase == FAILED) for label, step in task_failure(job, initial_state(job))]
+[(('fail', 0), True), (('fail', 1), True)]
 """
 
 from __future__ import annotations
 
 from .coordinator import abort_pending
-from .state import DATA, EOI, FAILOVER, JobState
+from .state import DATA, EOI, FAILED, FAILOVER, JobState
 from .step import Step, Steps
 from .structure import Job
 from .tasks import commit, fresh_task
 
-__all__ = ["failover"]
+__all__ = ["task_failure", "failover"]
+
+
+def task_failure(job: Job, s: JobState) -> Steps:
+    """F0: a running task fails (its TaskManager switches it to FAILED) while the job's bound on
+    failures allows one more failover and no other failure waits for the JobManager. The task
+    takes no step any more: it sends, polls, acknowledges and commits nothing, and declines every
+    trigger RPC that reaches it (C4, ``TASK_NOT_READY``). The JobManager learns of it only later
+    (flip147 facts §4.10: ``updateTaskExecutionState`` on its main thread), so the coordinator
+    keeps triggering and the other tasks keep running until F1."""
+    if s.coordinator.failovers >= job.failures or any(ts.phase == FAILED for ts in s.tasks):
+        return []
+    steps = []
+    for t, ts in enumerate(s.tasks):
+        if ts.active:
+            n = Step(job, s)
+            n.tasks[t] = ts._replace(phase=FAILED)
+            n.notes.append(("task-failed", t))
+            steps.append((("fail", t), n))
+    return steps
 
 
 def failover(job: Job, s: JobState) -> Steps:
-    """F1: every task restarts from the latest completed checkpoint (from scratch without one);
+    """F1: the JobManager handles a failure — a task's (F0) or its own (a global failure, at
+    once) — and every task restarts from the latest completed checkpoint (from scratch without one);
     the coordinator forgets its views (FINISHED, and end of data as
     :meth:`~.switches.Protocol.end_of_data_view_after_failover` says: C6, FLINK-32945's fix), drops the
     reports on their way and aborts the pending checkpoint. F1b: a trigger under way may use up

@@ -30,8 +30,9 @@ The parts, and the rules that touch them (each footprint below cites its rules):
   ``("pending-acks",)`` which tasks acknowledged it (C5); ``("outcome",)`` the newest completed and
   aborted ids and the restore point (C5) — what the after-abort property reads (:data:`VISIBLE`).
 
-A failover (F1) touches everything; the explorer reduces only states where none can happen any
-more. Two footprints exist per transition: the *general* one, covering every form it can take in
+A failover (F1) touches everything, and so does a task's failure (F0: it stops the task and
+changes what every trigger RPC to it does); both happen only while a failover can, and the
+explorer reduces only states where none can happen any more. Two footprints exist per transition: the *general* one, covering every form it can take in
 any later state, and the *instance* footprint of the one step enabled now, which is narrower for
 the steps that are most often interleaved: a record polled (J3 with a record at the head), a
 source's record that is not its last (J1), an acknowledgement that neither completes nor is
@@ -100,7 +101,7 @@ def transition(label: tuple) -> tuple:
 
 
 def transitions(job: Job) -> tuple:
-    """Every transition of ``job`` but the failover."""
+    """Every transition of ``job`` but a task's failure and the failover (F0, F1)."""
     found = []
     for t, info in enumerate(job.tasks):
         if info.is_source:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Iterator, Sequence
 
 from .coordinator import receive_acknowledgement, receive_finished_reports, stop_with_savepoint, trigger
-from .failover import failover
+from .failover import failover, task_failure
 from .state import BARRIER, CANCEL, DATA, EOD, FAILOVER, FINISHED, Coordinator, JobState
 from .structure import Job
 from .tasks import (
@@ -62,6 +62,7 @@ COORDINATOR_ACTIONS = (
     receive_finished_reports,  # ("report-finished", t)            C1
     trigger,                   # ("trigger", id)                   C2/C3/C6
     stop_with_savepoint,       # ("stop-with-savepoint", id)       C7
+    task_failure,              # ("fail", t)                       F0
     failover,                  # ("failover",)                     F1
 )
 
@@ -73,7 +74,7 @@ COORDINATOR_ACTIONS = (
 
 #: Every rule of the package docstring, in its order (J5u, C3p and F1b are sub-rules).
 RULES = ("J1", "J2", "J3", "J4", "J5", "J5u", "J6", "J7", "J8", "J9", "S1", "S2", "S3", "S4",
-         "C1", "C2", "C3", "C3p", "C4", "C5", "C6", "C7", "C8", "F1", "F1b")
+         "C1", "C2", "C3", "C3p", "C4", "C5", "C6", "C7", "C8", "F0", "F1", "F1b")
 #: Rules no exploration can take, and why: each needs Flink's own timer or the job's end, which
 #: only trace validation reads (``Job(periodic_timer=True)`` never ends an exploration: ids grow).
 NOT_EXPLORED = {
@@ -141,7 +142,7 @@ def rules_of(job: Job, s: JobState, label: tuple, notes: tuple, nxt: JobState | 
 # The rules of a step known from its label's kind alone (the action tables above).
 _LABEL_RULES = {"end-of-data": ("J1",), "poll-released": ("J3",), "finish": ("J7",), "ack": ("C5",),
                 "rpc": ("C4",), "report-finished": ("C1",), "stop-with-savepoint": ("C7", "C2"),
-                "suspend": ("C8",)}
+                "suspend": ("C8",), "fail": ("F0",)}
 
 
 def initial_state(job: Job) -> JobState:

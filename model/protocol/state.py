@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 __all__ = [
-    "RUNNING", "END_OF_DATA", "FINISHED", "CANCELED", "PHASE_NAMES", "STOPPED", "NO_STOP_ID", "EOI",
+    "RUNNING", "END_OF_DATA", "FINISHED", "CANCELED", "FAILED", "PHASE_NAMES", "STOPPED", "NO_STOP_ID", "EOI",
     "TASK_NOT_READY", "TASK_CLOSING", "FAILOVER", "COORDINATOR_SUSPEND",
     "DATA", "BARRIER", "CANCEL", "EOD", "EOP", "END_OF_DATA_MSG", "END_OF_PARTITION_MSG",
     "Snapshot", "TaskState", "FINISHED_TASK", "Pending", "RestorePoint", "Coordinator", "JobState",
@@ -27,8 +27,10 @@ __all__ = [
 # waiting to be allowed to finish (J7); FINISHED: EndOfPartition sent.
 # CANCELED: a task that polled a released input channel (J3, FLINK-22368): gone without sending
 # EndOfPartition; only a protocol variant gets there.
-RUNNING, END_OF_DATA, FINISHED, CANCELED = 0, 1, 2, 3
-PHASE_NAMES = ("RUNNING", "END_OF_DATA", "FINISHED", "CANCELED")
+# FAILED: a task that failed (F0) and that the JobManager has not yet handled (F1): it takes no
+# step and declines every trigger RPC (flip147 facts §4.10).
+RUNNING, END_OF_DATA, FINISHED, CANCELED, FAILED = 0, 1, 2, 3, 4
+PHASE_NAMES = ("RUNNING", "END_OF_DATA", "FINISHED", "CANCELED", "FAILED")
 # TaskState.sync_savepoint of a task stopped by its completed no-drain savepoint (J9);
 # Coordinator.stop_id of a stop-with-savepoint whose plan was declined (no id taken, C2).
 STOPPED, NO_STOP_ID = -1, -1
@@ -83,7 +85,7 @@ class TaskState(NamedTuple):
 
     @property
     def active(self) -> bool:
-        """RUNNING or END_OF_DATA: neither FINISHED nor CANCELED, so the task still takes steps."""
+        """RUNNING or END_OF_DATA: neither FINISHED, CANCELED nor FAILED, so the task still takes steps."""
         return self.phase < FINISHED
 
     @property

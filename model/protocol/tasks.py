@@ -24,7 +24,7 @@ from typing import Sequence
 from .. import barriers as bar
 from .coordinator import decline
 from .state import (
-    BARRIER, CANCEL, CANCELED, DATA, END_OF_DATA, END_OF_DATA_MSG, END_OF_PARTITION_MSG, EOD, EOI, EOP, FINISHED,
+    BARRIER, CANCEL, CANCELED, DATA, END_OF_DATA, END_OF_DATA_MSG, END_OF_PARTITION_MSG, EOD, EOI, EOP, FAILED, FINISHED,
     FINISHED_TASK, RUNNING, STOPPED, TASK_CLOSING, TASK_NOT_READY, JobState, Snapshot, TaskState,
 )
 from .step import Step, Steps, replaced
@@ -155,7 +155,7 @@ def receive_notification(job: Job, s: JobState, t: int) -> Steps:
 def receive_trigger_rpc(job: Job, s: JobState, t: int) -> Steps:
     """C4 and flip147 facts §2.5: a trigger RPC reaches task ``t`` (the oldest one on its way). A FINISHED task
     declines it (FLINK-23741, :meth:`~.switches.Protocol.finished_task_declines_trigger`; a CANCELED one is
-    unknown, flip147 facts §3.2); a source takes its snapshot
+    unknown, flip147 facts §3.2; a FAILED one is not RUNNING, F0, §4.10); a source takes its snapshot
     at once (J5, or J9 for a synchronous savepoint); a task with inputs hands it to its barrier
     handler (its upstream tasks all finished)."""
     if not s.rpcs[t]:
@@ -166,6 +166,8 @@ def receive_trigger_rpc(job: Job, s: JobState, t: int) -> Steps:
     phase = s.tasks[t].phase
     if phase == CANCELED:
         decline(n, t, k, TASK_NOT_READY)  # "checkpoint request for unknown task" (flip147 facts §3.2)
+    elif phase == FAILED:
+        decline(n, t, k, TASK_NOT_READY)  # F0: not RUNNING (flip147 facts §4.10)
     elif phase == FINISHED:
         if job.protocol.finished_task_declines_trigger(job, s, t, k):
             n.notes.append(("trigger-declined", t, k))

@@ -10,6 +10,9 @@ import pytest
 
 from flipcheck.cli import main
 from flipcheck.flink.conform import conform_files
+from flipcheck.flink.observations import observations_of
+from flipcheck.model.protocol import FAILED
+from flipcheck.properties import protocol_trace_validation
 from flipcheck.model.protocol import failover as failover_rules
 from flipcheck.flink.suite import ALTERATIONS, alter_run
 
@@ -53,22 +56,45 @@ def test_a_failover_that_uses_up_an_id_needs_rule_f1b(monkeypatch):
     assert result.first_unexplained["why"] == "C2: the next checkpoint id is 4, not 5"
 
 
-def test_a_line_a_failover_cuts_off_is_needed_only_without_the_failover(monkeypatch):
-    """The sink's snapshot line for checkpoint 4 never comes: the failover cancelled the task."""
-    from flipcheck.properties import protocol_trace_validation
+def test_the_lines_between_a_tasks_failure_and_its_handling_are_read():
+    """map (2/2) fails (line 503); the sink's snapshot of checkpoint 4 is logged at 546, before the
+    JobManager handles the failure (634): the other tasks run on until then (flip147 facts §4.10),
+    so that line is read, not skipped as an old attempt's, and the run conforms."""
+    from flipcheck.flink.conform import Tasks, model_job, read_logs, read_run_directory, vertex_names
 
     run = RUNS / "chain-failover-cut-snapshot"
+    plan = json.loads((run / "plan.json").read_text())
+    reading = read_logs([str(run / "flink.log")], None, vertex_names(plan))
+    _, job = model_job(plan, read_run_directory(run), failures=1)
+    observed = observations_of(reading, Tasks(plan, job.graph, job))[0]
+    lines = {e.line: o for o, e in observed}
+    assert lines[503] == ("failover",) and lines[634] == ("failover-known",)
+    assert lines[546][0] == "snapshot" and lines[546][2] == 4
     assert _conform(run).conforms
-    monkeypatch.setattr(protocol_trace_validation, "_CANCELLED_WITH_THE_TASK", ())
+
+
+def test_a_trigger_declined_by_the_failed_task_settles_divergence_24(monkeypatch):
+    """Divergence 24: the failed reader declines checkpoint 2 (TASK_NOT_READY) before the
+    JobManager handles its failure, and the failover aborts checkpoint 3. The failed task's
+    decline (F0, C4) explains it; without the decline of a FAILED task it is rejected."""
+    from flipcheck.model.protocol import tasks as task_rules
+
+    run = RUNS / "splits-trigger-declined-by-failed-task"
+    log = (run / "flink.log").read_text()
+    assert "Checkpoint was declined (tasks not ready)" in log
     result = _conform(run)
-    assert not result.conforms and result.first_unexplained["line"] == 502
+    assert result.conforms, result.first_unexplained
+    real_decline = task_rules.decline
+    monkeypatch.setattr(task_rules, "decline", lambda n, t, k, reason: None if n.tasks[t].phase == FAILED
+                        else real_decline(n, t, k, reason))
+    result = _conform(run)
+    assert not result.conforms and "no reason to decline checkpoint 2" in result.first_unexplained["why"]
 
 
 def test_a_decline_before_the_closing_line_needs_that_line_to_follow(monkeypatch, tmp_path):
     """A source closed its mailbox, declined checkpoint 6 ("task is closing"), and only then
     logged ``Finished operators`` (flip147 facts §4.8): read so only while that line follows."""
-    from flipcheck.properties import protocol_trace_validation
-
+    
     run = RUNS / "chain-closing-decline"
     log = (run / "flink.log").read_text().splitlines(keepends=True)
     decline = next(n for n, line in enumerate(log, 1) if "Decline checkpoint 6 by task" in line)
@@ -427,8 +453,7 @@ def test_a_long_conform_search_reports_progress(capsys, monkeypatch):
     """A search longer than a few seconds says how far it is on stderr (issue 24: a rejected log
     searched for 3 min 18 s without a line); the interval is shortened here, not waited for."""
     from flipcheck.cli import conform as conform_cli
-    from flipcheck.properties import protocol_trace_validation
-
+    
     seen = []
     monkeypatch.setattr(conform_cli, "PROGRESS_AFTER_SECONDS", 0.0)
     real_validate = protocol_trace_validation.validate

@@ -37,19 +37,17 @@ def test_a_stored_lazy_source_run_conforms_to_both_designs(name):
     assert json.loads((RUNS / name / "run.json").read_text())["designs"] == ["protocol", "split-assignment"]
 
 
-def test_a_trigger_declined_by_a_failed_reader_is_a_divergence_of_the_protocol_model_left_open():
-    """Divergence 24 (docs/conformance.md): the failed reader declines the trigger RPC of a
-    checkpoint started before the JobManager handled its failure ("tasks not ready",
-    Task.triggerCheckpointBarrier), and the next trigger is aborted by the failover. The split
-    history conforms; the protocol model has no failed-but-not-failed-over task, so it cannot
-    explain the second aborted checkpoint. Pinned here until the protocol model gains that rule."""
+def test_a_trigger_declined_by_a_failed_reader_conforms_to_both_designs():
+    """Divergence 24 (docs/conformance.md), settled by rule F0: the failed reader declines the
+    trigger RPC of a checkpoint started before the JobManager handled its failure ("tasks not
+    ready", Task.triggerCheckpointBarrier), and the next trigger is aborted by the failover (F1).
+    tests/cover/test_conform.py shows the run rejected without a FAILED task's decline."""
     run = RUNS / "splits-trigger-declined-by-failed-task"
     log = (run / "flink.log").read_text()
     assert "Decline checkpoint 2 by task" in log and "Checkpoint was declined (tasks not ready)" in log
     result = _conform(run)
     assert result.designs["split-assignment"].conforms
-    assert not result.designs["protocol"].conforms and not result.conforms
-    assert result.first_unexplained["why"].startswith("C5: nothing aborts checkpoint 3 here")
+    assert result.designs["protocol"].conforms and result.conforms
 
 
 def test_a_coordinator_snapshot_of_a_checkpoint_already_failed_shows_nothing():
