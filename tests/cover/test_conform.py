@@ -533,3 +533,27 @@ def test_the_stored_runs_are_listed_where_the_docs_say():
     assert in_docs == in_readme
     named = [row.split("`", 2)[1] for row in in_docs]
     assert named == sorted(p.name for p in RUNS.iterdir() if p.is_dir())
+
+
+def test_a_checkpoint_completing_after_a_task_failed_needs_the_failure_before_its_handling(monkeypatch):
+    """Divergence 24's other face, seen in CI: reader src[0] acknowledged checkpoint 2, then
+    failed (the TaskManager's FAILED line, 503); the sink's acknowledgement (513) and the
+    completion (521) came before the JobManager handled the failure, and the failed reader then
+    declined checkpoint 3. With F0 the other tasks run on until F1; without it the run is rejected
+    (the model before F0 rejected it at the completion, 521; now at the failed reader's decline)."""
+    run = RUNS / "splits-checkpoint-completed-after-reader-failed"
+    log = (run / "flink.log").read_text().splitlines()
+    failed = next(n for n, line in enumerate(log, 1) if "switched from RUNNING to FAILED with failure cause" in line)
+    completed = next(n for n, line in enumerate(log, 1) if "Completed checkpoint 2 " in line)
+    handled = next(n for n, line in enumerate(log, 1) if "ExecutionGraph" in line and "to FAILED" in line)
+    assert failed < completed < handled
+    result = _conform(run)
+    assert result.conforms, result.first_unexplained
+    from flipcheck.model.protocol import machine
+
+    monkeypatch.setattr(protocol_trace_validation, "task_failure", lambda job, s: [])
+    monkeypatch.setattr(machine, "COORDINATOR_ACTIONS",
+                        tuple(a for a in machine.COORDINATOR_ACTIONS if a is not failover_rules.task_failure))
+    result = _conform(run)
+    assert not result.conforms and "source-src-f362c8[0] has no reason to decline checkpoint 3" in (
+        result.first_unexplained["why"])
