@@ -46,7 +46,7 @@ from typing import Iterable, NamedTuple, Sequence
 from flipcheck.model.protocol import PHASE_NAMES, Job, JobState, initial_state, successors
 
 __all__ = ["AbstractTask", "AbstractState", "Transition", "CoverageReport", "abstract_state", "step_kind",
-           "describe", "targets", "covered", "coverage_of"]
+           "describe", "targets", "covered", "coverage_of", "bounded_job", "run_coverage"]
 
 # Where a task's final checkpoint is (flip147 facts §3.1 finalCheckpointMinId).
 NO_FINAL, FINAL_TAKEN, FINAL_DONE = "none", "taken", "done"
@@ -190,3 +190,29 @@ def coverage_of(target_set: Iterable, *runs: Iterable) -> CoverageReport:
     for run in runs:
         reached |= set(run)
     return CoverageReport(frozenset(target_set), frozenset(reached))
+
+
+def bounded_job(job: Job, checkpoints: int = 1, failures: int | None = None) -> Job:
+    """The job whose exploration gives the targets of runs validated against ``job`` (the model
+    job of ``conform``: Flink's periodic timer, no records): the same graph, mode, failures and
+    protocol (``failures`` another bound on failovers), with the timer replaced by the small
+    bound C3 (``checkpoints``), so that the exploration ends.
+
+    >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
+    >>> validated = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]),
+    ...                 records=0, checkpoints=0, failures=1, periodic_timer=True)
+    >>> bounded = bounded_job(validated)
+    >>> bounded.periodic_timer, bounded.checkpoints, bounded.failures
+    (False, 1, 1)
+    """
+    records = max((len(t.records) for t in job.tasks), default=0)
+    return Job(job.graph, mode=job.mode, records=records, checkpoints=checkpoints,
+               failures=job.failures if failures is None else failures,
+               protocol=job.protocol, stop_with_savepoint=job.stop_with_savepoint)
+
+
+def run_coverage(job: Job, behaviour: Sequence[tuple], checkpoints: int = 1) -> CoverageReport:
+    """How much of the targets of ``job`` at the small bound (:func:`bounded_job`) the
+    ``behaviour`` trace validation found for a run covers (``conform``'s ``verdict.behaviour``
+    and ``job``)."""
+    return coverage_of(targets(bounded_job(job, checkpoints)), covered(job, behaviour))
