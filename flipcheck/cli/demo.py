@@ -29,7 +29,7 @@ output/, run.json) and behaviour.svg. The last line is the path of the main repo
 EPILOG = """\
 examples:
   flipcheck demo                                  what `make demo` runs (about 3 minutes on 2 cores)
-  flipcheck demo --cases 20000 --out /tmp/demo    a quicker tour
+  flipcheck demo --cases 12000 --max-vertices 2 --out /tmp/demo    a quicker tour (about 1 minute)
 
 exit codes: 0 the engines show no violation, the seed's algorithm is caught and drawn in every
 suite and the real Flink run conforms, 1 otherwise, 2 bad option, or graphviz's dot, a JDK or the

@@ -56,7 +56,7 @@ def test_spark_examples_are_cheaper_only_by_the_documented_equivalences():
     assert cheaper(readme_sweep) == "flipcheck sweep --suite all --cases 2000 --seed 1 --out out/s1"
     wiki_b = next(e for e in EXAMPLES if "--variant wiki-b --cases 20000" in e.command)
     assert wiki_b.expected_exit == 1 and cheaper(wiki_b) == wiki_b.normalised  # a violation may need every case
-    assert cheaper(by_command["flipcheck demo"]) == "flipcheck demo --cases 20000"
+    assert cheaper(by_command["flipcheck demo"]) == "flipcheck demo --cases 12000 --max-vertices 2"
     exhaustive = next(e for e in EXAMPLES if "--exhaustive" in e.command)
     assert cheaper(exhaustive) == "flipcheck sweep --suite plan --exhaustive --max-vertices 4 --max-parallelism 2 --out out/exh"
     changed = [e for e in EXAMPLES if not e.needs and cheaper(e) != e.normalised]
@@ -89,3 +89,22 @@ def test_a_command_touching_no_file_of_its_own_runs_once_per_session(tmp_path):
     assert [r.exit_code for r in first + second] == [0, 0, 0, 0]
     assert second[0].seconds == 0.0 and "by first" in second[0].stderr_tail   # the first source's run
     assert (tmp_path / "b" / "picture.svg").exists()     # writes a file of its own: run again
+
+
+def test_an_example_asserted_elsewhere_is_that_tests_command_and_exit_code():
+    """tests/spark/test_demo.py runs the demo's quicker tour with the example's arguments (its
+    constant DOCUMENTED_EXAMPLE) and asserts exit 0, the documented one; the examples' runner
+    then leaves it out. The link cannot rot: the command and the module must agree."""
+    import ast
+
+    from documented_commands import ASSERTED_ELSEWHERE, REPOSITORY, _without_outputs, cheaper
+
+    for work, module in ASSERTED_ELSEWHERE.items():
+        shown = [e for e in EXAMPLES if _without_outputs(cheaper(e)) == work]
+        assert shown and all(e.expected_exit == 0 for e in shown), work
+        tree = ast.parse((REPOSITORY / module).read_text())
+        constants = {node.targets[0].id: node.value.value for node in tree.body
+                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)}
+        assert constants.get("DOCUMENTED_EXAMPLE") == work, (module, constants.get("DOCUMENTED_EXAMPLE"))
+        assert "DOCUMENTED_EXAMPLE" in (REPOSITORY / module).read_text().split("def test_", 1)[1]
+        assert "returncode == 0" in (REPOSITORY / module).read_text()

@@ -1,5 +1,6 @@
 """`flipcheck demo` (what `make demo` runs): engines clean, the seed's algorithm caught and drawn in plan and protocol, a real Flink job validated, report path printed."""
 
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -7,10 +8,14 @@ import pytest
 
 pytestmark = [pytest.mark.spark, pytest.mark.flink]
 
+# `flipcheck demo --help`'s quicker tour, run here once for the documented examples too
+# (documented_commands.ASSERTED_ELSEWHERE): its exit code 0 is asserted below.
+DOCUMENTED_EXAMPLE = "flipcheck demo --cases 12000 --max-vertices 2"
+
 
 def test_demo_sweeps_every_suite_catches_wiki_b_and_prints_the_report(tmp_path, flipcheck_cli, cli_env):
-    result = subprocess.run([*flipcheck_cli, "demo", "--out", str(tmp_path), "--cases", "12000", "--max-vertices", "2",
-                             "--master", "local[2]"], env=cli_env, capture_output=True, text=True, timeout=300)
+    result = subprocess.run([*flipcheck_cli, *shlex.split(DOCUMENTED_EXAMPLE)[1:], "--out", str(tmp_path)],
+                            env=cli_env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.strip().splitlines()
     report = Path(lines[-1].removeprefix("report: "))
