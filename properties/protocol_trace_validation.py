@@ -206,7 +206,7 @@ def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobStat
             if t is not None:
                 # A trigger RPC to a task the TaskExecutor no longer knows fails the RPC instead of
                 # declining (TaskExecutor.triggerCheckpoint: "unknown task"): no Decline line. A
-                # failed task (F0) is unregistered soon after its FAILED switch (§4.10).
+                # failed task (F0) is unregistered soon after its FAILED switch (flip147 facts §4.10).
                 gone = kind == "rpc" and s.tasks[t].phase in (FINISHED, FAILED)
                 (optional if gone else lagging).append(("decline", t, k))
     return own, tuple(lagging), tuple(optional)
