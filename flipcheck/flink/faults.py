@@ -88,7 +88,8 @@ FAULT_KINDS = MappingProxyType({kind.name: kind for kind in (
               "StreamTask.afterInvoke -> closeAllOperators -> StreamOperatorWrapper.close -> AbstractUdfStreamOperator.close "
               "-> RichFunction.close (a source: SourceOperator.close -> SourceReader.close)"),
     FaultKind("restore-throw", None, None, _FUNCTIONS,
-              "throws once in initializeState when the subtask restores from a checkpoint (the next attempt recovers)",
+              "throws once in initializeState when the subtask restores from a checkpoint (the next attempt recovers); "
+              "only a subtask with state restores (a two-phase-commit sink, union_list_state)",
               "StreamTask.restoreInternal -> RegularOperatorChain.initializeStateAndOpenOperators -> "
               "AbstractStreamOperator.initializeState -> StreamOperatorStateHandler.initializeOperatorState -> "
               "CheckpointedFunction.initializeState (context.isRestored())"),
