@@ -57,7 +57,9 @@ __all__ = [
     "MAX_ID_LENGTH",
 ]
 
-_TOP_LEVEL_KEYS = {"vertices", "edges", "states", "checkpoints_after_tasks_finished", "name", "comment"}
+# "faults": specs of faults at protocol points that `flipcheck flink run` injects (flipcheck/flink/faults.py
+# checks them); like "comment", the model reads nothing from it.
+_TOP_LEVEL_KEYS = {"vertices", "edges", "states", "checkpoints_after_tasks_finished", "name", "comment", "faults"}
 _EDGE_KEYS = {"source", "target", "pattern"}
 _VALID_STATES = frozenset(EXECUTION_STATES)
 

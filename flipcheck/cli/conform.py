@@ -73,7 +73,9 @@ examples:
 output: a summary per design, or with --json one object {"conforms", "events", "checkpoints",
   "first_unexplained": {"file", "line", "event", "why"} | null, "checks": [{"name", "ok",
   "detail"}], "designs": {"protocol" | "split-assignment" | "local-recovery" | "batch-recovery":
-  {"conforms", "events", "first_unexplained", "checks"}}}: the top level is the protocol's, and
+  {"conforms", "events", "first_unexplained", "checks"}}, "faults": [{"kind", "task", "at", "line"}]}:
+  "faults" lists where each fault of `flink run --fault` struck (its "flipcheck fault" line;
+  docs/reference/fault-points.md); the top level is the protocol's, and
   "conforms" holds only when every design present conforms. The first unexplained event is the earliest log line that no behaviour explains
   together with every line before it; a task that finishes too early is reported where it
   finishes, and the why names the later line that shows it still running. --render draws the
@@ -181,4 +183,7 @@ def _summary(result) -> str:
         if first is not None:
             lines.append(f"  first unexplained: {first['file']}:{first['line']}: {first['event']}")
             lines.append(f"    why: {first['why']}")
+    for fault in getattr(result, "faults", ()):
+        lines.append(f"fault {fault['kind']}: {fault['task'] or 'the JVM'}" + (f", {fault['at']}" if fault['at'] else "")
+                     + f" ({fault['line']})")
     return "\n".join(lines) + "\n"

@@ -122,6 +122,10 @@ examples:
                        a batch job; the JobManager fails over while map subtask 1 is held
   flipcheck flink run examples/graphs/flink/batch-recovery.json --out run9 --jm-failover map:1
                        exit 2: --jm-failover needs --batch
+  flipcheck flink run examples/graphs/flink/chain.json --out run10 --fault snapshot-throw:map:0@2 --fault cpu-contention=2
+                       two faults at protocol points; each logs "flipcheck fault ..." when it strikes
+  flipcheck flink run examples/graphs/flink/chain.json --out run11 --fault snapshot-throw:map:5@2
+                       exit 2: subtask 5 is outside 0..1
   flipcheck flink run examples/graphs/flink/chain.json --out run4 --records 20 --flink 1.14.6
                        another release, FLIP-147's first line (needs network access the first time)
   flipcheck flink run examples/graphs/flink/chain.json --out run5 --flink 9.9.9
@@ -169,6 +173,19 @@ def fail_point(text: str, how: str = "task"):
     return FailAt(match["vertex"], int(match["subtask"]), int(match["record"]), how)
 
 
+def _fault_spec(text: str):
+    """argparse type of --fault: a spec of :mod:`flipcheck.flink.faults`."""
+    from flipcheck.flink.faults import FaultSpecError, parse_fault
+
+    try:
+        return parse_fault(text)
+    except FaultSpecError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+_fault_spec.__name__ = "fault spec"
+
+
 def _fail_point_by(how: str):
     def parse(text: str):
         return fail_point(text, how)
@@ -203,7 +220,10 @@ def configure(parser) -> None:
 
     commands = parser.add_subparsers(dest="flink_command", metavar="ACTION", required=True,
                                      parser_class=type(parser))
-    run_parser = commands.add_parser("run", help="run GRAPH.json as a Flink job", description=RUN_DESCRIPTION,
+    from flipcheck.flink.faults import describe_kinds
+
+    run_parser = commands.add_parser("run", help="run GRAPH.json as a Flink job",
+                                     description=RUN_DESCRIPTION + describe_kinds(),
                                      epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     run_parser.add_argument("graph", metavar="GRAPH.json", help="job-graph file (docs/graph-format.md)")
     run_parser.add_argument("--out", required=True, metavar="DIR", help="directory for the log, plan, output and run.json")
@@ -226,6 +246,10 @@ def configure(parser) -> None:
                         metavar="VERTEX:SUBTASK@RECORD",
                         help="with --local-recovery: at that point delete every file of the local copies, "
                              "then throw (restores must fall back to the primary copy)")
+    run_parser.add_argument("--fault", action="append", default=[], type=_fault_spec,
+                            metavar="KIND:VERTEX:SUBTASK[@AT][=VALUE]",
+                            help="a fault at a protocol point, repeatable, added to the graph's \"faults\"; at most "
+                                 "3 a run with --fail and its kin (see FAULTS below)")
     run_parser.add_argument("--local-recovery", action="store_true",
                             help="task-local recovery on, file-system checkpoint storage, two TaskManagers")
     run_parser.add_argument("--fail-enumerator", metavar="VERTEX",
@@ -339,22 +363,35 @@ def run(args) -> int:
         return flink_component.run(args, chosen_release)
 
     from flipcheck.cli.types import check_output_dir, one_line
-    from flipcheck.errors import InputError
-    from flipcheck.flink.engine import FlinkRunError, run_graph
+    from flipcheck.errors import InputError, UsageError
+    from flipcheck.flink.engine import FailAt, FlinkRunError, run_graph
     from flipcheck.model.graph_json import GraphFormatError, load_graph
 
+    from flipcheck.flink.faults import FAIL_KINDS, FaultSpecError, graph_faults
+    from flipcheck.model.graph_json import decode_json, parse_graph, read_input_file
+
     try:
-        graph = load_graph(args.graph)
-    except GraphFormatError as error:
+        document = decode_json(read_input_file(args.graph))
+        graph = parse_graph(document)
+        faults = graph_faults(document) + list(args.fault)
+    except (GraphFormatError, FaultSpecError) as error:
         raise InputError(args.graph, str(error)) from None
+    fails = [fault for fault in faults if fault.kind in FAIL_KINDS]
+    if fails and args.fail is None:
+        first = fails[0]   # a second one is refused with the others (check_faults)
+        args.fail = FailAt(first.vertex, first.subtask, first.at, FAIL_KINDS[first.kind])
+        faults.remove(fails[0])
     check_output_dir(args.out, "--out")
     batch = batch_run(args)
+    if batch is not None and faults:
+        raise UsageError(f"fault {faults[0].spec!r}: not with --batch (a batch job takes no checkpoints; its fault is "
+                         "--jm-failover)")
     try:
         flink = chosen_release(args)
         result = run_graph(graph, Path(args.out), mode=args.mode, records=args.records, interval_ms=args.interval_ms,
                            fail=args.fail, checkpoints_after_tasks_finished=not args.no_checkpoints_after_tasks_finished,
                            seed=args.seed, flink=flink, local_recovery=args.local_recovery, batch=batch,
-                           faults=_split_faults(args, graph))
+                           faults=_split_faults(args, graph), points=tuple(faults))
     except FlinkRunError as error:
         sys.stderr.write(one_line(f"flipcheck flink run: {error}") + "\n")
         return 1

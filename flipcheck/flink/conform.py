@@ -45,6 +45,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple, Sequence
 
 from flipcheck.errors import InputError
+from flipcheck.flink.faults import faults_struck
 from flipcheck.flink.import_plan import PlanFormatError, import_plan
 from flipcheck.flink.logs import LogEvent, LogReading, TaskIdentity, read_logs, supported_release
 from flipcheck.flink.observations import observations_of
@@ -93,11 +94,12 @@ class Conformance:
     unrecognised: int = 0
     release: str | None = None   # the Flink minor line whose formats were read (None: every one)
     designs: dict = field(default_factory=dict)
+    faults: list = field(default_factory=list)   # where each injected fault struck (flipcheck.flink.faults.faults_struck)
 
     def as_json(self) -> dict:
         return {"conforms": self.conforms, "events": self.events, "checkpoints": self.checkpoints,
                 "first_unexplained": self.first_unexplained, "checks": [c.as_json() for c in self.checks],
-                "designs": {name: d.as_json() for name, d in self.designs.items()}}
+                "designs": {name: d.as_json() for name, d in self.designs.items()}, "faults": self.faults}
 
 
 class Tasks:
@@ -458,7 +460,8 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
             raise InputError("--design", f"the logs hold no line of design {design!r}")
         found = run_designs[design]
         return Conformance(found.conforms, len(reading.events), 0, found.first_unexplained, found.checks, None, None,
-                           unrecognised=reading.unrecognised, release=reading.release, designs=run_designs)
+                           unrecognised=reading.unrecognised, release=reading.release, designs=run_designs,
+                           faults=faults_struck(reading.events))
     if run is not None and run.batch:
         return _batch_run(plan, reading, run, run_designs)
     failures = sum(1 for e in reading.events if e.kind == "execution-state" and e.detail.endswith(" to FAILED")
@@ -492,7 +495,8 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     ok = all(c.ok for c in checks)
     designs = {"protocol": DesignConformance("protocol", ok, len(observed), first, checks), **run_designs}
     return Conformance(ok and all(d.conforms for d in run_designs.values()), len(reading.events), checkpoints, first,
-                       checks, verdict, job, observed, reading.unrecognised, reading.release, designs)
+                       checks, verdict, job, observed, reading.unrecognised, reading.release, designs,
+                       faults_struck(reading.events))
 
 
 def _batch_run(plan: dict, reading: LogReading, run: RunDirectory, run_designs: dict) -> Conformance:

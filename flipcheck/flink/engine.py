@@ -215,6 +215,7 @@ class RunResult:
     out: Path
     flink: FlinkInstall | None = None   # the release that ran it
     designs: tuple = ("protocol",)      # the designs the run exercised (run.json "designs"; conform validates each)
+    faults: tuple = ()                  # the specs of the faults asked for (run.json "faults"; flipcheck.flink.faults)
 
 
 # -- the installation -----------------------------------------------------------------------
@@ -368,12 +369,14 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
              interval_ms: int = DEFAULT_INTERVAL_MS, fail: FailAt | None = None,
              checkpoints_after_tasks_finished: bool = True, seed: int = 0,
              record_delay_ms: int = RECORD_DELAY_MS, faults: dict | None = None,
-             local_recovery: bool = False, batch: BatchRun | None = None) -> dict:
+             local_recovery: bool = False, batch: BatchRun | None = None, points: tuple = ()) -> dict:
     """The document FlipcheckJob.java builds the job from. ``records`` overrides every source's
     ``"records"``; without it a source's flag counts, else :data:`DEFAULT_RECORDS`. ``faults``
     are the protocol-point faults of ``Faults.java`` (:data:`FAULTS`), by vertex.
     ``local_recovery``: task-local recovery on, file-system checkpoint storage, two TaskManagers;
     ``batch`` makes it a batch job with FLIP-383 job recovery (:class:`BatchRun`, ``compat/flink2/Batch.java``).
+    ``points``: the faults at protocol points (:class:`flipcheck.flink.faults.Fault`), held with
+    ``fail`` against the graph (:func:`flipcheck.flink.faults.check_faults`).
     :class:`UsageError` for what the Flink job cannot build or --fail cannot reach."""
     from flipcheck.model.protocol import Job
 
@@ -397,6 +400,10 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
         if fail.how != "task" and not local_recovery:
             raise UsageError(f"{FAIL_OPTIONS[fail.how]}: needs --local-recovery (two TaskManagers, local copies)")
     _check_faults(faults or {}, part)
+    from flipcheck.flink.faults import check_faults, fault_of_fail
+
+    given = tuple(points) + ((fault_of_fail(fail),) if fail is not None else ())
+    check_faults(given, graph, part, local_recovery)
     _check_keyed_state(graph, part)
     if batch is not None:
         _check_batch(graph, batch, part)
@@ -434,6 +441,8 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
         "fail": None if fail is None else {"vertex": fail.vertex, "subtask": fail.subtask, "record": fail.record,
                                            "how": fail.how},
         "faults": faults or {},
+        "fault_points": [point.as_json() for point in points],
+        "fault_specs": [fault.spec for fault in given],
         "local_recovery": local_recovery,
         "taskmanagers": 2 if local_recovery else 1,
         "local_backup_dir": str((out / "local-state").resolve()),
@@ -657,6 +666,7 @@ def run_summary(result: RunResult) -> dict:
         "failure_injected": result.failure_injected,
         "vertices": result.vertex_ids,
         "designs": list(result.designs),
+        "faults": list(result.faults),
         "times": {"compile": round(result.times.compile, 3), "jvm_start": round(result.times.jvm_start, 3),
                   "job": round(result.times.job, 3), "total": round(result.times.total, 3)},
     }
@@ -696,6 +706,7 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
     as :func:`job_spec`; ``flink`` the release (:func:`flipcheck.flink.releases.resolve_flink`;
     default: the venv's). :class:`UsageError` for a missing JDK or Flink, or a graph the job cannot
     build; :class:`FlinkRunError` when the JVM did not report a result within ``timeout_seconds``."""
+    import flipcheck.flink.faults  # noqa: F401  (its fault line is read with the log)
     from flipcheck.flink.logs import read_logs
 
     spec = job_spec(graph, out=out, **options)  # bad input first, even on a machine without Java
@@ -763,6 +774,6 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
         records_committed=len(committed), records_expected=spec["records_expected"],
         vertex_ids=_vertex_ids(graph, json.loads(reported["vertices"]), version),
         failure_injected="failure_injected" in reported or "jm_revoke" in reported, times=times, out=out, flink=flink,
-        designs=tuple(designs_exercised(spec)))
+        designs=tuple(designs_exercised(spec)), faults=tuple(spec["fault_specs"]))
     (out / "run.json").write_text(json.dumps(run_summary(result), indent=1) + "\n")
     return result

@@ -218,8 +218,9 @@ def test_the_json_contract(capsys):
     code = main(["conform", "--json", "--plan", str(run / "plan.json"), str(run / "flink.log")])
     document = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert list(document) == ["conforms", "events", "checkpoints", "first_unexplained", "checks", "designs"]
+    assert list(document) == ["conforms", "events", "checkpoints", "first_unexplained", "checks", "designs", "faults"]
     assert document["conforms"] is True and document["first_unexplained"] is None
+    assert document["faults"] == []   # issue 26: where each injected fault struck (none in this run)
     assert all(set(check) == {"name", "ok", "detail"} for check in document["checks"])
     # Issue 25: each design the logs hold, FLIP-147's protocol always (no other design's lines here).
     assert list(document["designs"]) == ["protocol"]

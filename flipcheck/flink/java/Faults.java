@@ -27,6 +27,8 @@
 //                                        EventDrops.java); Flink fails that reader over
 
 import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -52,6 +54,179 @@ final class Faults {
     static final Set<String> FIRED = ConcurrentHashMap.newKeySet();
 
     private Faults() {}
+
+    // ---- faults at protocol points (flipcheck/flink/faults.py) -------------------------------
+
+    static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger("flipcheck.Faults");
+
+    /** One fault of "fault_points"; `at` and `value` are -1 when the kind takes none. */
+    static final class Point {
+        final String spec;
+        final String kind;
+        final String vertex;
+        final int subtask;
+        final long at;
+        final long value;
+
+        Point(JsonNode node) {
+            spec = node.get("spec").asText();
+            kind = node.get("kind").asText();
+            vertex = node.path("vertex").asText(null);
+            subtask = node.path("subtask").asInt(-1);
+            at = node.path("at").asLong(-1);
+            value = node.path("value").asLong(-1);
+        }
+
+        boolean of(String kind, String vertex, int subtask) {
+            return this.kind.equals(kind) && vertex.equals(this.vertex) && this.subtask == subtask;
+        }
+    }
+
+    static final List<Point> POINTS = new CopyOnWriteArrayList<>();
+    /** "vertex[subtask]" of the subtasks whose input ended (for after-end-of-input-throw). */
+    static final Set<String> INPUT_ENDED = ConcurrentHashMap.newKeySet();
+
+    static void configurePoints(JsonNode points) {
+        if (points != null) {
+            for (JsonNode point : points) {
+                POINTS.add(new Point(point));
+            }
+        }
+    }
+
+    /** The line every fault logs when it strikes (faults.py reads it: FAULT_LINE). */
+    static void struck(String kind, String vertex, int subtask, String where) {
+        LOG.info("flipcheck fault {} {}{}", kind, vertex == null ? "job" : vertex + "[" + subtask + "]",
+                where.isEmpty() ? "" : " " + where);
+    }
+
+    /** The fault of `kind` at this subtask (and checkpoint or record `at`, -1: any) that has not struck yet. */
+    private static Point armed(String kind, String vertex, int subtask, long at) {
+        for (Point point : POINTS) {
+            if (point.of(kind, vertex, subtask) && (point.at < 0 || point.at == at) && !FIRED.contains(point.spec)) {
+                return point;
+            }
+        }
+        return null;
+    }
+
+    private static RuntimeException strike(Point point, String vertex, int subtask, String where) {
+        FIRED.add(point.spec);
+        struck(point.kind, vertex, subtask, where);
+        FlipcheckJob.say("failure_injected", Long.toString(System.currentTimeMillis()));
+        return new RuntimeException("flipcheck fault " + point.spec + ": injected failure in " + vertex + "[" + subtask
+                + "]" + (where.isEmpty() ? "" : " at " + where));
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** snapshotState of checkpoint `checkpointId` in a subtask: delay-snapshot, snapshot-throw,
+     * after-end-of-input-throw. */
+    static void snapshot(String vertex, int subtask, long checkpointId) {
+        Point delay = armed("delay-snapshot", vertex, subtask, checkpointId);
+        if (delay != null) {
+            FIRED.add(delay.spec);
+            struck(delay.kind, vertex, subtask, "checkpoint " + checkpointId + " for " + delay.value + " ms");
+            sleep(delay.value);
+        }
+        Point point = armed("snapshot-throw", vertex, subtask, checkpointId);
+        if (point != null) {
+            throw strike(point, vertex, subtask, "checkpoint " + checkpointId);
+        }
+        point = armed("after-end-of-input-throw", vertex, subtask, -1);
+        if (point != null && INPUT_ENDED.contains(vertex + "[" + subtask + "]")) {
+            throw strike(point, vertex, subtask, "checkpoint " + checkpointId);
+        }
+    }
+
+    /** notifyCheckpointComplete(checkpointId) in a subtask: notify-throw. */
+    static void notified(String vertex, int subtask, long checkpointId) {
+        Point point = armed("notify-throw", vertex, subtask, checkpointId);
+        if (point != null) {
+            throw strike(point, vertex, subtask, "checkpoint " + checkpointId);
+        }
+    }
+
+    /** The subtask's input ended (a source's reader: END_OF_INPUT; an operator or sink: finish). */
+    static void inputEnded(String vertex, int subtask) {
+        INPUT_ENDED.add(vertex + "[" + subtask + "]");
+    }
+
+    /** finish() of a subtask's operator: its input ended; finish-throw. */
+    static void finishing(String vertex, int subtask) {
+        inputEnded(vertex, subtask);
+        Point point = armed("finish-throw", vertex, subtask, -1);
+        if (point != null) {
+            throw strike(point, vertex, subtask, "finish");
+        }
+    }
+
+    /** A new attempt of the subtask starts: its input has not ended. */
+    static void attemptStarts(String vertex, int subtask) {
+        INPUT_ENDED.remove(vertex + "[" + subtask + "]");
+    }
+
+    /** close() of a subtask's function or reader after its input ended: close-throw (a close
+     * while a failover cancels the task is not the protocol point, and is left alone). */
+    static void closing(String vertex, int subtask) {
+        Point point = armed("close-throw", vertex, subtask, -1);
+        if (point != null && INPUT_ENDED.contains(vertex + "[" + subtask + "]")) {
+            throw strike(point, vertex, subtask, "close");
+        }
+    }
+
+    /** initializeState of a subtask's function: restore-throw, when it restores. */
+    static void initializing(String vertex, int subtask, boolean restored) {
+        attemptStarts(vertex, subtask);
+        Point point = restored ? armed("restore-throw", vertex, subtask, -1) : null;
+        if (point != null) {
+            throw strike(point, vertex, subtask, "restore");
+        }
+    }
+
+    /** A subtask consumes a record: backpressure (logged once, slept every time). */
+    static void consuming(String vertex, int subtask) {
+        for (Point point : POINTS) {
+            if (point.of("backpressure", vertex, subtask)) {
+                if (FIRED.add(point.spec)) {
+                    struck(point.kind, vertex, subtask, point.value + " ms per record");
+                }
+                sleep(point.value);
+            }
+        }
+    }
+
+    /** cpu-contention=N: N busy daemon threads until the JVM exits. */
+    static void startContention() {
+        for (Point point : POINTS) {
+            if (point.kind.equals("cpu-contention") && FIRED.add(point.spec)) {
+                struck(point.kind, null, -1, point.value + " threads");
+                for (int n = 0; n < point.value; n++) {
+                    Thread busy = new Thread(() -> {
+                        long x = n0();
+                        while (true) {
+                            x = x * 6364136223846793005L + 1442695040888963407L;
+                            if (x == 42) {
+                                LOG.debug("unreachable {}", x);   // keeps the loop from being optimised away
+                            }
+                        }
+                    }, "flipcheck-cpu-contention-" + n);
+                    busy.setDaemon(true);
+                    busy.start();
+                }
+            }
+        }
+    }
+
+    private static long n0() {
+        return System.nanoTime();
+    }
 
     static void configure(JsonNode faults) {
         if (faults == null || faults.isNull()) {

@@ -66,6 +66,7 @@ import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -98,6 +99,8 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.co.RichCoMapFunction;
+import org.apache.flink.streaming.api.operators.StreamMap;
+import org.apache.flink.streaming.api.operators.co.CoStreamMap;
 import org.apache.flink.streaming.api.functions.sink.legacy.RichSinkFunction;
 import org.apache.flink.streaming.api.functions.sink.legacy.SinkFunction;
 import org.apache.flink.streaming.api.functions.sink.legacy.TwoPhaseCommitSinkFunction;
@@ -134,6 +137,8 @@ public class FlipcheckJob {
             if (this.vertex.equals(vertex) && this.subtask == subtask && handled == record
                     && FIRED.compareAndSet(false, true)) {
                 say("failure_injected", Long.toString(System.currentTimeMillis()));
+                Faults.struck(how.equals("task") ? "fail" : how.equals("taskmanager") ? "lose-taskmanager" : how,
+                        vertex, subtask, "record " + record);
                 if (how.equals("taskmanager")) {
                     LocalRecovery.loseTaskManager(vertex, subtask);
                 } else if (how.equals("damage-local-copy")) {
@@ -162,6 +167,7 @@ public class FlipcheckJob {
         final boolean unionListState;
         transient ListState<Long> state;
         long handled;
+        int subtask = -1;   // known from initialize(context, subtask) on: the protocol-point faults' hooks
 
         Handling(String vertex, FailPoint fail, boolean unionListState) {
             this.vertex = vertex;
@@ -171,6 +177,7 @@ public class FlipcheckJob {
 
         void handle(int subtask) {
             handled++;
+            Faults.consuming(vertex, subtask);
             Batch.hold(vertex, subtask);
             FailPoint.check(fail, vertex, subtask, handled);
         }
@@ -186,6 +193,30 @@ public class FlipcheckJob {
             if (unionListState) {
                 state.update(Collections.singletonList(handled));
             }
+        }
+
+        // The hooks of the faults at protocol points (Faults.java): the functions below call them.
+        void initialize(FunctionInitializationContext context, int subtask) throws Exception {
+            this.subtask = subtask;
+            Faults.initializing(vertex, subtask, context.isRestored());
+            initialize(context);
+        }
+
+        void snapshot(long checkpointId) throws Exception {
+            Faults.snapshot(vertex, subtask, checkpointId);
+            snapshot();
+        }
+
+        void notified(long checkpointId) {
+            Faults.notified(vertex, subtask, checkpointId);
+        }
+
+        void finishing() {
+            Faults.finishing(vertex, subtask);
+        }
+
+        void closing() {
+            Faults.closing(vertex, subtask);
         }
     }
 
@@ -354,6 +385,7 @@ public class FlipcheckJob {
         RangeReader(String vertex, int subtask, long delayMs, long seed, FailPoint fail) {
             this.vertex = vertex;
             this.pacer = new Pacer(vertex, subtask, delayMs, seed, fail);
+            Faults.attemptStarts(vertex, subtask);
         }
 
         public void start() {}
@@ -367,6 +399,7 @@ public class FlipcheckJob {
                 }
             }
             if (noMoreSplits) {
+                Faults.inputEnded(vertex, pacer.subtask);
                 return InputStatus.END_OF_INPUT;
             }
             if (available.isDone()) {
@@ -377,11 +410,13 @@ public class FlipcheckJob {
 
         public List<RangeSplit> snapshotState(long checkpointId) {
             Faults.onSourceSnapshot(vertex, checkpointId, emitted);
+            Faults.snapshot(vertex, pacer.subtask, checkpointId);
             return copies(splits);
         }
 
         public void notifyCheckpointComplete(long checkpointId) {
             Faults.onSourceNotified(vertex, checkpointId);
+            Faults.notified(vertex, pacer.subtask, checkpointId);
         }
 
         public CompletableFuture<Void> isAvailable() {
@@ -398,7 +433,9 @@ public class FlipcheckJob {
             available.complete(null);
         }
 
-        public void close() {}
+        public void close() {
+            Faults.closing(vertex, pacer.subtask);
+        }
     }
 
     /** `records` ids per subtask from `first`: split i for subtask i (RangeEnumerator), or with
@@ -550,6 +587,7 @@ public class FlipcheckJob {
             this.context = context;
             this.subtask = context.getIndexOfSubtask();
             this.pacer = new Pacer(vertex, subtask, delayMs, seed, fail);
+            Faults.attemptStarts(vertex, subtask);
         }
 
         void requestIfLow() {
@@ -581,6 +619,7 @@ public class FlipcheckJob {
                 if (!ended) {
                     ended = true;
                     SPLITS_LOG.info("flipcheck splits {}: subtask {} end of input", vertex, subtask);
+                    Faults.inputEnded(vertex, subtask);
                 }
                 return InputStatus.END_OF_INPUT;
             }
@@ -594,11 +633,13 @@ public class FlipcheckJob {
             SPLITS_LOG.info("flipcheck splits {}: subtask {} snapshot for checkpoint {}, splits {}", vertex, subtask,
                     checkpointId, ids(splits.values()));
             Faults.onSourceSnapshot(vertex, checkpointId, emitted);
+            Faults.snapshot(vertex, subtask, checkpointId);
             return copies(splits.values());
         }
 
         public void notifyCheckpointComplete(long checkpointId) {
             Faults.onSourceNotified(vertex, checkpointId);
+            Faults.notified(vertex, subtask, checkpointId);
         }
 
         public CompletableFuture<Void> isAvailable() {
@@ -626,7 +667,9 @@ public class FlipcheckJob {
             available.complete(null);
         }
 
-        public void close() {}
+        public void close() {
+            Faults.closing(vertex, subtask);
+        }
     }
 
     // ---- operators ----------------------------------------------------------------------------
@@ -644,8 +687,28 @@ public class FlipcheckJob {
         }
     }
 
+    /** What Pass, PassCo and Discard do at the protocol points: keep their state (Handling) and
+     * call the hooks of the faults (Faults.java). close() stays theirs: a class's wins over a default. */
+    interface Hooked extends CheckpointedFunction, CheckpointListener {
+        Handling handling();
+
+        int subtaskIndex();
+
+        default void initializeState(FunctionInitializationContext context) throws Exception {
+            handling().initialize(context, subtaskIndex());
+        }
+
+        default void snapshotState(FunctionSnapshotContext context) throws Exception {
+            handling().snapshot(context.getCheckpointId());
+        }
+
+        default void notifyCheckpointComplete(long checkpointId) {
+            handling().notified(checkpointId);
+        }
+    }
+
     /** One input: passes every record on. */
-    static final class Pass extends RichMapFunction<Long, Long> implements CheckpointedFunction {
+    static final class Pass extends RichMapFunction<Long, Long> implements Hooked {
         final Handling handling;
 
         Pass(Handling handling) {
@@ -657,17 +720,22 @@ public class FlipcheckJob {
             return value;
         }
 
-        public void initializeState(FunctionInitializationContext context) throws Exception {
-            handling.initialize(context);
+        public Handling handling() {
+            return handling;
         }
 
-        public void snapshotState(FunctionSnapshotContext context) throws Exception {
-            handling.snapshot();
+        public int subtaskIndex() {
+            return Compat.subtask(getRuntimeContext());
+        }
+
+        public void close() throws Exception {
+            handling.closing();
+            super.close();
         }
     }
 
     /** Two inputs: passes the records of both on. */
-    static final class PassCo extends RichCoMapFunction<Long, Long, Long> implements CheckpointedFunction {
+    static final class PassCo extends RichCoMapFunction<Long, Long, Long> implements Hooked {
         final Handling handling;
 
         PassCo(Handling handling) {
@@ -683,17 +751,52 @@ public class FlipcheckJob {
             return map1(value);
         }
 
-        public void initializeState(FunctionInitializationContext context) throws Exception {
-            handling.initialize(context);
+        public Handling handling() {
+            return handling;
         }
 
-        public void snapshotState(FunctionSnapshotContext context) throws Exception {
-            handling.snapshot();
+        public int subtaskIndex() {
+            return Compat.subtask(getRuntimeContext());
+        }
+
+        public void close() throws Exception {
+            handling.closing();
+            super.close();
+        }
+    }
+
+    /** Pass as its operator (StreamMap): a function has no finish(), the operator does (finish-throw). */
+    static final class Finishing extends StreamMap<Long, Long> {
+        final Handling handling;
+
+        Finishing(Pass pass) {
+            super(pass);
+            this.handling = pass.handling;
+        }
+
+        public void finish() throws Exception {
+            handling.finishing();
+            super.finish();
+        }
+    }
+
+    /** PassCo as its operator (CoStreamMap), for finish() as Finishing. */
+    static final class FinishingCo extends CoStreamMap<Long, Long, Long> {
+        final Handling handling;
+
+        FinishingCo(PassCo pass) {
+            super(pass);
+            this.handling = pass.handling;
+        }
+
+        public void finish() throws Exception {
+            handling.finishing();
+            super.finish();
         }
     }
 
     /** A vertex without outputs and without a sink flag: handles records and drops them. */
-    static final class Discard extends RichSinkFunction<Long> implements CheckpointedFunction {
+    static final class Discard extends RichSinkFunction<Long> implements Hooked {
         final Handling handling;
 
         Discard(Handling handling) {
@@ -704,12 +807,21 @@ public class FlipcheckJob {
             handling.handle(Compat.subtask(getRuntimeContext()));
         }
 
-        public void initializeState(FunctionInitializationContext context) throws Exception {
-            handling.initialize(context);
+        public void finish() {
+            handling.finishing();
         }
 
-        public void snapshotState(FunctionSnapshotContext context) throws Exception {
-            handling.snapshot();
+        public Handling handling() {
+            return handling;
+        }
+
+        public int subtaskIndex() {
+            return Compat.subtask(getRuntimeContext());
+        }
+
+        public void close() throws Exception {
+            handling.closing();
+            super.close();
         }
     }
 
@@ -807,13 +919,24 @@ public class FlipcheckJob {
         }
 
         public void initializeState(FunctionInitializationContext context) throws Exception {
+            handling.initialize(context, subtask());   // restore-throw before the transactions are recovered
             super.initializeState(context);
-            handling.initialize(context);
         }
 
         public void snapshotState(FunctionSnapshotContext context) throws Exception {
+            handling.snapshot(context.getCheckpointId());
             super.snapshotState(context);
-            handling.snapshot();
+        }
+
+        // TwoPhaseCommitSinkFunction.finish (final) calls it at the end of input.
+        protected void finishProcessing(String transaction) {
+            handling.finishing();
+            super.finishProcessing(transaction);
+        }
+
+        public void close() throws Exception {
+            handling.closing();
+            super.close();
         }
     }
 
@@ -953,9 +1076,9 @@ public class FlipcheckJob {
                     co = streams.get(v.get("inputs").get(0).get("source").asText())
                             .connect(streams.get(v.get("inputs").get(1).get("source").asText()))
                             .keyBy(new HashKey(seed), new HashKey(seed))
-                            .map(new PassCo(new Handling(id, fail, union)), Types.LONG);
+                            .transform(id, Types.LONG, new FinishingCo(new PassCo(new Handling(id, fail, union))));
                 } else {
-                    co = inputs.get(0).connect(inputs.get(1)).map(new PassCo(new Handling(id, fail, union)), Types.LONG);
+                    co = inputs.get(0).connect(inputs.get(1)).transform(id, Types.LONG, new FinishingCo(new PassCo(new Handling(id, fail, union))));
                 }
                 streams.put(id, co.name(id).uid(id).setParallelism(parallelism).disableChaining());
                 continue;
@@ -965,7 +1088,7 @@ public class FlipcheckJob {
             }
             switch (role) {
                 case "operator":
-                    streams.put(id, in.map(new Pass(new Handling(id, fail, union)), Types.LONG).name(id).uid(id)
+                    streams.put(id, in.transform(id, Types.LONG, new Finishing(new Pass(new Handling(id, fail, union)))).name(id).uid(id)
                             .setParallelism(parallelism).disableChaining());
                     break;
                 case "two_phase_commit_sink":
@@ -1010,6 +1133,7 @@ public class FlipcheckJob {
         ObjectMapper json = new ObjectMapper();
         JsonNode spec = json.readTree(new File(args[0]));
         Faults.configure(spec.get("faults"));
+        Faults.configurePoints(spec.get("fault_points"));
         Batch.configure(spec.get("batch"));
         String outDir = spec.get("out").asText();
         Configuration conf = configuration(spec);
@@ -1034,6 +1158,7 @@ public class FlipcheckJob {
             URI rest = cluster.getRestAddress().get();
             say("cluster_up", Long.toString(System.currentTimeMillis()));
             say("rest", rest.toString());
+            Faults.startContention();
             JobID jobId = cluster.submitJob(jobGraph).get().getJobID();
             say("submitted", Long.toString(System.currentTimeMillis()));
             say("job_id", jobId.toString());
