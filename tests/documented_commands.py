@@ -24,7 +24,8 @@ and of each subcommand's `--help` (their EPILOG). The convention, stated in READ
   its --help), the second source waiting for the first's exit code;
 * an example whose work a named test runs with the same arguments, asserting its documented exit
   code and much more (:data:`ASSERTED_ELSEWHERE`), is not run again here: the demo's quicker tour
-  is tests/spark/test_demo.py's run (tests/cli/test_documented_commands.py checks the link).
+  is tests/spark/test_demo.py's run, `flink run`'s three faults tests/flink/test_flink_faults.py's
+  (tests/cli/test_documented_commands.py checks each link).
 """
 
 from __future__ import annotations
@@ -60,7 +61,11 @@ _SUBSET_PARALLELISM = 2
 _QUICKER_DEMO = "--cases 12000 --max-vertices 2"
 # The work of an example (cheaper(), output options aside) -> the test module that runs it with
 # those arguments (its constant DOCUMENTED_EXAMPLE) and asserts the documented exit code.
-ASSERTED_ELSEWHERE = {"flipcheck demo --cases 12000 --max-vertices 2": "tests/spark/test_demo.py"}
+ASSERTED_ELSEWHERE = {
+    "flipcheck demo --cases 12000 --max-vertices 2": "tests/spark/test_demo.py",
+    "flipcheck flink run examples/graphs/flink/chain.json --fault fail:src:0@25 --fault restore-throw:sink:1 "
+    "--fault delay-snapshot:map:0@2=300": "tests/flink/test_flink_faults.py",
+}
 
 
 @dataclass(frozen=True)

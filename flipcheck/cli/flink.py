@@ -122,8 +122,8 @@ examples:
                        a batch job; the JobManager fails over while map subtask 1 is held
   flipcheck flink run examples/graphs/flink/batch-recovery.json --out run9 --jm-failover map:1
                        exit 2: --jm-failover needs --batch
-  flipcheck flink run examples/graphs/flink/chain.json --out run10 --fault snapshot-throw:map:0@2 --fault cpu-contention=2
-                       two faults at protocol points; each logs "flipcheck fault ..." when it strikes
+  flipcheck flink run examples/graphs/flink/chain.json --out run10 --fault fail:src:0@25 --fault restore-throw:sink:1 --fault delay-snapshot:map:0@2=300
+                       three faults at protocol points; each logs "flipcheck fault ..." when it strikes
   flipcheck flink run examples/graphs/flink/chain.json --out run11 --fault snapshot-throw:map:5@2
                        exit 2: subtask 5 is outside 0..1
   flipcheck flink run examples/graphs/flink/chain.json --out run4 --records 20 --flink 1.14.6

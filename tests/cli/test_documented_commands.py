@@ -2,6 +2,8 @@
 convention is in tests/documented_commands.py and README.md). The quick ones run here; slow
 ones in tests/slow, those that start Spark in tests/spark, real Flink in tests/flink."""
 
+import re
+
 import pytest
 
 from documented_commands import SLOW, assert_ran_as_documented, documented_examples, grouped
@@ -93,8 +95,9 @@ def test_a_command_touching_no_file_of_its_own_runs_once_per_session(tmp_path):
 
 def test_an_example_asserted_elsewhere_is_that_tests_command_and_exit_code():
     """tests/spark/test_demo.py runs the demo's quicker tour with the example's arguments (its
-    constant DOCUMENTED_EXAMPLE) and asserts exit 0, the documented one; the examples' runner
-    then leaves it out. The link cannot rot: the command and the module must agree."""
+    constant DOCUMENTED_EXAMPLE) and asserts exit 0, the documented one; so does
+    tests/flink/test_flink_faults.py for `flink run`'s three faults. The examples' runner then
+    leaves them out. The link cannot rot: the command and the module must agree."""
     import ast
 
     from documented_commands import ASSERTED_ELSEWHERE, REPOSITORY, _without_outputs, cheaper
@@ -106,5 +109,6 @@ def test_an_example_asserted_elsewhere_is_that_tests_command_and_exit_code():
         constants = {node.targets[0].id: node.value.value for node in tree.body
                      if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)}
         assert constants.get("DOCUMENTED_EXAMPLE") == work, (module, constants.get("DOCUMENTED_EXAMPLE"))
-        assert "DOCUMENTED_EXAMPLE" in (REPOSITORY / module).read_text().split("def test_", 1)[1]
-        assert "returncode == 0" in (REPOSITORY / module).read_text()
+        text = (REPOSITORY / module).read_text()
+        assert "shlex.split(DOCUMENTED_EXAMPLE)" in text.split("DOCUMENTED_EXAMPLE =", 1)[1]
+        assert re.search(r"assert (result\.returncode|code) == 0", text), module
