@@ -71,6 +71,22 @@ final class Faults {
         names(faults.get("drop_add_split_event"), DROP_ADD_SPLIT_EVENT);
     }
 
+    /** Forgets every fault and what fired: JobServer runs many jobs in one JVM, and each starts
+     * as a fresh JVM would (a test checks that every static field here is reset). */
+    static void reset() {
+        SNAPSHOT_DELAY_MS.clear();
+        END_AFTER_CHECKPOINT.clear();
+        FAIL_AFTER_END_OF_INPUT_COMMIT.clear();
+        FAIL_IN_NOTIFY_OF_END_CHECKPOINT.clear();
+        FAIL_IN_ENUMERATOR.clear();
+        DROP_ADD_SPLIT_EVENT.clear();
+        SPLIT_COUNTS.clear();
+        END_CHECKPOINT.set(-1);
+        ENDED.clear();
+        UNPACED.clear();
+        FIRED.clear();
+    }
+
     private static void names(JsonNode list, Set<String> into) {
         if (list != null) {
             for (JsonNode name : list) {
