@@ -4,6 +4,7 @@ dies, and that JobServer resets every static field the job builder's faults keep
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -184,3 +185,83 @@ def test_the_server_dies_with_its_parent(tmp_path):
     else:
         os.kill(child, 9)
         pytest.fail(f"the server {child} outlived its parent")
+
+
+# -- who uses it: the flink sweep suite, bench flink --jobs --------------------------------------
+
+def test_a_flink_sweep_case_runs_through_this_workers_shared_server(tmp_path, monkeypatch):
+    from flipcheck.designs import flink_jobs
+    from flipcheck.flink import job_server
+
+    seen = []
+
+    def record_run(graph, out, *, server=None, **options):
+        seen.append(server)
+        raise FlinkRunError("stopped here: the test only needs the server the job was given")
+
+    monkeypatch.setattr(flink_jobs, "run_graph", record_run)
+    space = flink_jobs.suite.space("t5")
+    space.workdir = str(tmp_path)
+    for index in (1, 2):
+        assert space.check(space.case(index), "flink").error.startswith("flink run: stopped here")
+    assert len(seen) == 2 and seen[0] is seen[1] is job_server.shared_server(flink_jobs.case_release())
+    assert isinstance(seen[0], JobServer) and seen[0].pid is None   # nothing started: run_graph decides
+
+
+@pytest.mark.parametrize("argv,option", [
+    (["bench", "flink", "--master", "local[2]"], "--master"),
+    (["bench", "plan", "--jobs", "3"], "--jobs"),
+    (["bench", "flink", "--jobs", "0"], "--jobs"),
+    (["bench", "conform", "--master", "local[1]"], "--master"),
+])
+def test_bench_flink_throughput_options_are_checked_in_one_line(argv, option, capsys):
+    from flipcheck.cli import main
+
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and option in lines[0] and "Traceback" not in captured.err, captured.err
+
+
+def test_the_throughput_report_names_both_ways_and_their_errors():
+    from flipcheck.bench.flink import throughput_lines
+
+    row = {"jobs": 4, "validated": 4, "errors": [], "seconds": 60.0, "validated_per_minute": 4.0, "server": False}
+    report = {"master": "local[2]", "jobs": 4, "old": row,
+              "new": dict(row, validated=3, validated_per_minute=6.0, errors=["flink run: hung"], server=True),
+              "speedup": 1.5}
+    lines = throughput_lines(report)
+    assert lines[1].split()[:2] == ["old", "4"] and "one JVM per job" in lines[1]
+    assert lines[2].split()[:3] == ["new", "4", "3"] and "one job server per Spark worker" in lines[2]
+    assert lines[3].strip() == "error: flink run: hung" and lines[-1] == "new/old: 1.5x"
+
+
+# -- a stored reused-JVM run: the second job of one server (tests/flink/test_job_server_run.py) ----
+
+SERVED = Path(__file__).resolve().parents[1] / "fixtures" / "flink_runs" / "job-server-join-unaligned"
+
+
+def test_a_stored_job_of_a_reused_jvm_conforms_with_every_check_and_stands_alone():
+    from flipcheck.flink.conform import conform_files
+
+    run = json.loads((SERVED / "run.json").read_text())
+    log = (SERVED / "flink.log").read_text()
+    # It starts at its own submission (no cluster start-up), names only its own job, counts from 1.
+    assert "Received application submission" in log.splitlines()[0]
+    assert set(re.findall(r"\bjob ([0-9a-f]{32})\b", log)) == {run["job_id"]}
+    assert "Triggering checkpoint 1 " in log and json.loads((SERVED / "spec.json").read_text())["mode"] == "unaligned"
+    result = conform_files(str(SERVED / "plan.json"), [str(SERVED / "flink.log")])
+    assert result.conforms, (result.first_unexplained, [c for c in result.checks if not c.ok])
+    assert {c.name for c in result.checks} == {"model", "trigger-plan", "final-checkpoint", "ids-in-order",
+                                              "committed-output", "job-finished"}
+
+
+@pytest.mark.parametrize("alteration,rule", [("completed-without-acknowledgement", "model")])
+def test_a_stored_job_of_a_reused_jvm_altered_is_rejected_naming_the_rule(tmp_path, alteration, rule):
+    """One alteration: tests/cover/test_conform.py applies all of them to the suite's runs."""
+    from flipcheck.flink.conform import conform_files
+    from flipcheck.flink.suite import alter_run
+
+    what = alter_run(SERVED, alteration, tmp_path / "run")
+    result = conform_files(str(tmp_path / "run" / "plan.json"), [str(tmp_path / "run" / "flink.log")])
+    assert not result.conforms and rule in {c.name for c in result.checks if not c.ok}, what
