@@ -47,6 +47,8 @@ public class JobServer {
     static final int SERVER_SLOTS = 4;
     /** How long to wait for the slots of a finished job to be free again before the next job. */
     static final long QUIET_TIMEOUT_MS = 10_000;
+    /** Finished jobs the cluster's job store keeps (JobManagerOptions.JOB_STORE_MAX_CAPACITY). */
+    static final int JOB_STORE_CAPACITY = 4;
     /** Configuration keys that travel with the job graph (CheckpointConfig, StreamGraph), so one
      * cluster serves jobs that differ in them; every other key is the cluster's. */
     static final Set<String> JOB_LEVEL_KEYS = Set.of(
@@ -89,8 +91,12 @@ public class JobServer {
         String key = clusterKey(spec, slots);
         if (cluster == null || !key.equals(clusterKey)) {
             stopCluster();
+            // A finished job's archived graph stays in the dispatcher's job store (an hour by
+            // default): a few are enough, so a server of thousands of jobs keeps a bounded heap.
+            Configuration clusterConfiguration = new Configuration(conf);
+            clusterConfiguration.setString("jobstore.max-capacity", Integer.toString(JOB_STORE_CAPACITY));
             MiniClusterConfiguration clusterConf = new MiniClusterConfiguration.Builder()
-                    .setConfiguration(conf).setNumTaskManagers(1).setNumSlotsPerTaskManager(slots).build();
+                    .setConfiguration(clusterConfiguration).setNumTaskManagers(1).setNumSlotsPerTaskManager(slots).build();
             cluster = EventDrops.miniCluster(clusterConf);
             cluster.start();
             clusterKey = key;
