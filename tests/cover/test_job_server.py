@@ -265,3 +265,13 @@ def test_a_stored_job_of_a_reused_jvm_altered_is_rejected_naming_the_rule(tmp_pa
     what = alter_run(SERVED, alteration, tmp_path / "run")
     result = conform_files(str(tmp_path / "run" / "plan.json"), [str(tmp_path / "run" / "flink.log")])
     assert not result.conforms and rule in {c.name for c in result.checks if not c.ok}, what
+
+
+def test_the_undecided_stored_job_of_a_reused_jvm_names_only_its_own_job():
+    """Its conform search runs out of 2,000,000 states (docs/conformance.md, "Many jobs in one
+    JVM"): too long for make test; what the server owes it, a log of its own, is checked."""
+    undecided = SERVED.with_name("job-server-join-failover-undecided")
+    run = json.loads((undecided / "run.json").read_text())
+    log = (undecided / "flink.log").read_text()
+    assert set(re.findall(r"\bjob ([0-9a-f]{32})\b", log)) == {run["job_id"]} and run["failure_injected"]
+    assert "Received application submission" in log.splitlines()[0]
