@@ -38,7 +38,6 @@ EPILOG = """\
 examples:
   flipcheck bench plan
   flipcheck bench plan --algorithms flink,naive,wiki-a --budget 10 --json
-  flipcheck bench flink --jobs 200 --master spark://head:7077 --json   # needs a Spark cluster
 
 Measurements predicted to take longer than --budget seconds are skipped and shown as such.
 Each option applies to the benchmarks named in its help (--repeat: 1..100); giving it to another
