@@ -137,11 +137,14 @@ class JobServer:
         command = self.command(self._workdir)
         self._lines = queue.Queue()
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                         text=True, bufsize=1, cwd=self._workdir,
+                                         text=True, bufsize=1,
                                          preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
         self.starts += 1
         threading.Thread(target=self._pump, args=(self._process, self._lines), daemon=True).start()
         self._await(("server",), START_TIMEOUT_SECONDS, [])
+        # log4j has read its configuration: nothing is left behind if this process is killed.
+        shutil.rmtree(self._workdir, ignore_errors=True)
+        self._workdir = None
 
     @staticmethod
     def _pump(process: subprocess.Popen, lines: queue.Queue) -> None:
