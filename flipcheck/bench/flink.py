@@ -11,6 +11,11 @@ records per source subtask, a checkpoint every 100 ms), run by
   shutdown);
 * ``validation``: ``flipcheck conform`` of the run's log against the model.
 
+``bench flink --jobs N`` measures throughput instead (:func:`bench_throughput`): N jobs of
+:data:`BENCH_GRAPH` (every checkpointing mode in turn) as Spark tasks, each run and validated
+with conform, first each in a JVM of its own (``old``), then through one job server per Spark
+Python worker (``new``, :mod:`flipcheck.flink.job_server`); validated jobs a minute of each.
+
 While the job runs, :func:`watch_jvm` samples the JVM's listening TCP sockets (from ``/proc``)
 and its resident memory: every address it listened on is reported (the issue asks for 127.0.0.1
 only) with the peak RSS.
@@ -30,7 +35,8 @@ from typing import Callable
 
 from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph, JobVertex
 
-__all__ = ["BENCH_GRAPH", "JvmWatch", "java_children", "listening_addresses", "watch_jvm", "bench_flink", "report_lines"]
+__all__ = ["BENCH_GRAPH", "JvmWatch", "java_children", "listening_addresses", "watch_jvm", "bench_flink", "report_lines",
+           "THROUGHPUT_WAYS", "throughput_options", "bench_throughput", "throughput_lines"]
 
 BENCH_GRAPH = JobGraph.build(
     vertices=[JobVertex("src", 2, MappingProxyType({"records": 50})), JobVertex("map", 2),
@@ -166,3 +172,97 @@ def report_lines(result, watch: JvmWatch, validation=None) -> list[str]:
         f"listening: {listening} ({'loopback only' if loopback else 'NOT loopback only'}); "
         f"peak JVM RSS {watch.peak_rss_mb:.0f} MB",
     ]
+
+
+# --jobs N: the two ways of running a job, in the order measured.
+THROUGHPUT_WAYS = ("old", "new")
+
+
+def throughput_options(index: int) -> dict:
+    """The run options of job ``index`` of a throughput run: the checkpointing modes in turn.
+
+    >>> [throughput_options(i)["mode"] for i in range(4)]
+    ['aligned', 'unaligned', 'at-least-once', 'aligned']
+    """
+    from flipcheck.flink.engine import MODES
+
+    return {"mode": MODES[index % len(MODES)], "seed": index}
+
+
+def _throughput_job(way: str, scratch: str, release: str | None, index: int) -> dict:
+    """One job of a throughput run, on a Spark worker: run (``old``: a JVM of its own; ``new``:
+    this worker's job server) and validate it; a row, never an exception."""
+    import json
+
+    from flipcheck.designs.flink_jobs import judge_run
+    from flipcheck.flink.job_server import shared_server
+    from flipcheck.flink.releases import FlinkInstall
+
+    flink = None
+    if release is not None:
+        found = json.loads(release)
+        flink = FlinkInstall(found["version"], Path(found["lib"]), found["source"])
+    server = shared_server(flink) if way == "new" else None
+    outcome = judge_run(BENCH_GRAPH, Path(scratch) / way / f"job-{index}", throughput_options(index), flink=flink,
+                        server=server)
+    return {"index": index, "status": outcome.detail.get("status"), "conforms": outcome.detail.get("conforms"),
+            "error": outcome.error, "seconds": outcome.detail.get("seconds"),
+            "server": server is not None and server.unavailable is None}
+
+
+def bench_throughput(jobs: int, master: str, flink=None) -> dict:
+    """Both ways, ``jobs`` jobs each, on one Spark session of ``master``: for each way, jobs run,
+    validated (finished and conforming), errors, wall seconds of the Spark job and validated
+    jobs a minute. ``flink``: the release (default: the venv's)."""
+    import json
+
+    from flipcheck.sweep.spark import start_spark, stop_spark
+
+    from flipcheck.flink.engine import compile_job, flink_lib, java_tools
+    from flipcheck.flink.job_server import JobServer
+
+    release = None if flink is None else json.dumps(flink.describe())
+    # Both ways' classes compiled before the clocks start: javac is paid once, not measured.
+    _, javac = java_tools()
+    version, lib = (flink.version, flink.lib) if flink is not None else flink_lib()
+    compile_job(javac, version, lib)
+    with tempfile.TemporaryDirectory(prefix="flipcheck-bench-compile-") as scratch:
+        JobServer(flink).command(Path(scratch))
+    spark = start_spark(master, app_name="flipcheck-bench-flink")
+    found = {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="flipcheck-bench-throughput-") as scratch:
+            for way in THROUGHPUT_WAYS:
+                started = time.perf_counter()
+                rows = (spark.sparkContext.parallelize(range(jobs), jobs)
+                        .map(_job_runner(way, scratch, release)).collect())
+                seconds = time.perf_counter() - started
+                validated = sum(1 for row in rows if row["status"] == "FINISHED" and row["conforms"])
+                found[way] = {"jobs": jobs, "validated": validated,
+                              "errors": [row["error"] for row in rows if row["error"]][:5],
+                              "seconds": round(seconds, 3), "validated_per_minute": round(validated * 60 / seconds, 2),
+                              "server": way == "new" and all(row["server"] for row in rows)}
+    finally:
+        stop_spark(spark)
+    return {"master": master, "jobs": jobs, **found,
+            "speedup": round(found["new"]["validated_per_minute"] / (found["old"]["validated_per_minute"] or 1e-9), 2)}
+
+
+def _job_runner(way: str, scratch: str, release: str | None):
+    from functools import partial
+
+    return partial(_throughput_job, way, scratch, release)
+
+
+def throughput_lines(report: dict) -> list[str]:
+    """The throughput report as text: one line per way, then the speed-up."""
+    lines = [f"{'way':<5} {'jobs':>5} {'validated':>10} {'seconds':>9} {'validated/min':>14}  (master {report['master']})"]
+    for way in THROUGHPUT_WAYS:
+        row = report[way]
+        what = "one JVM per job" if way == "old" else ("one job server per Spark worker" if row["server"]
+                                                       else "job server unavailable: one JVM per job")
+        lines.append(f"{way:<5} {row['jobs']:>5} {row['validated']:>10} {row['seconds']:>9.1f} "
+                     f"{row['validated_per_minute']:>14.1f}  {what}")
+        lines += [f"      error: {error}" for error in row["errors"]]
+    lines.append(f"new/old: {report['speedup']}x")
+    return lines

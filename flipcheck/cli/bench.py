@@ -20,7 +20,10 @@ Benchmarks (speed goals are measured here, never by timed tests).
   flipcheck bench flink     one small real Flink job (source -> map -> two-phase-commit sink,
                             parallelism 2): wall time split into compile, JVM start, job,
                             total and validation (conform); the JVM's listening addresses and
-                            peak memory; 2.3.0 unless --flink VERSION / --flink-home DIR
+                            peak memory; 2.3.0 unless --flink VERSION / --flink-home DIR;
+                            with --jobs N: validated real jobs a minute, old (a JVM per
+                            job) and new (one job server per Spark worker) side by side,
+                            N jobs each as Spark tasks on --master (default local[2])
   flipcheck bench conform   `flipcheck conform` on a long real log (--lines, default 100,000:
                             a job of about 40 s): seconds and microseconds per line when 1/4,
                             1/2, 3/4 and all of it are explained (linear?), reading alone;
@@ -51,10 +54,12 @@ OPTIONS = {
     "barriers": ("json",),
     "explore": ("json",),
     "sweep": ("budget", "repeat", "suites", "json"),
-    "flink": ("json", "flink", "flink_home"),
+    "flink": ("json", "flink", "flink_home", "jobs", "master"),
     "conform": ("lines", "json", "dir"),
 }
-DEFAULTS = {"algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None, "lines": 100_000, "dir": None}
+DEFAULTS = {"algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None, "lines": 100_000, "dir": None,
+            "jobs": None, "master": None}
+MAX_JOBS = 10_000
 MAX_REPEAT = 100
 
 
@@ -74,6 +79,10 @@ def configure(parser) -> None:
                         help="conform: about how many lines the real job's log should have (default: 100,000)")
     parser.add_argument("--dir", metavar="DIR", help="conform: time accepting and rejecting (altered) logs of "
                                                      "this flipcheck flink run directory, without a new job")
+    parser.add_argument("--jobs", type=bounded_int(1, MAX_JOBS), metavar="N",
+                        help="flink: measure throughput instead: N jobs run the old way (a JVM each) and N the new "
+                             "(one job server per Spark worker), each validated with conform; validated jobs a minute")
+    parser.add_argument("--master", metavar="URL", help="flink --jobs: the Spark master the jobs run on (default: local[2])")
     from flipcheck.cli.flink import add_release_options
 
     add_release_options(parser)  # flink: the release (flipcheck flink run --help)
@@ -182,7 +191,22 @@ def _bench_explore(args) -> int:
     return 0
 
 
+def _bench_flink_throughput(args) -> int:
+    from flipcheck.bench.flink import bench_throughput, throughput_lines
+    from flipcheck.cli.flink import chosen_release
+
+    report = bench_throughput(args.jobs, args.master or "local[2]", flink=chosen_release(args))
+    print(json.dumps(report) if args.json else "\n".join(throughput_lines(report)))
+    return 0 if all(report[way]["validated"] == args.jobs for way in ("old", "new")) else 1
+
+
 def _bench_flink(args) -> int:
+    if args.jobs is not None:
+        return _bench_flink_throughput(args)
+    if args.master is not None:
+        from flipcheck.errors import UsageError
+
+        raise UsageError("--master: only with --jobs N (the single-job benchmark runs no Spark)")
     from flipcheck.bench.flink import bench_flink, report_lines
     from flipcheck.flink.engine import run_summary
 

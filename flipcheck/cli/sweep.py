@@ -37,10 +37,11 @@ FLINK_SUITE_HELP = "random real jobs on a local Flink, 2.3 or --flink VERSION (n
 FLINK_DETAILS = """
 flink suite: case i of seed S is a random job graph (2-4 vertices, parallelism 1-2, sink and
 union-list-state flags), a checkpointing mode, 10-40 records per source subtask, sometimes a
---fail, FLIP-147 mostly on. Each case runs as a real job on a local MiniCluster in a JVM of its
-own (about 5 s, 300 MB; one case per Spark task) into DIR/runs/, then the conform checks
-validates it (a FLIP-147-off run against pre-flip-147, by its model check). A case whose JVM
-does not start or whose job times out is an error row, not a verdict. Needs
+--fail, FLIP-147 mostly on. Each case runs as a real job into DIR/runs/ on a local MiniCluster,
+the cases of a Spark worker one after the other in one long-lived JVM (a job server, about 2 s
+a job; FLIPCHECK_JOB_SERVER=0, or a server that cannot start, gives each its own JVM, about 5 s),
+then the conform checks validate it (a FLIP-147-off run against pre-flip-147, by its model
+check). A case whose JVM dies or whose job times out is an error row, not a verdict. Needs
 pip install 'flipcheck[flink]' (make install) and a JDK 17; a rerun keeps the finished runs.
 --flink VERSION / --flink-home DIR run the cases on another release (flipcheck flink run --help).
 For example (about 2 minutes on 2 cores; the exit code depends on what the runs show):

@@ -224,17 +224,22 @@ def _outcome_json(outcome: Outcome) -> dict:
 def _run_and_conform(case: FlinkCase, folder: Path) -> Outcome:
     """Run the case into ``folder`` and validate it (:func:`judge_run`)."""
     detail = {"flip147": case.flip147, "mode": case.mode, "records": case.records, "fail": _fail_text(case.fail)}
-    return judge_run(case.graph, folder, case.options(), flip147=case.flip147, detail=detail, flink=case_release())
+    from flipcheck.flink.job_server import shared_server
+
+    release = case_release()
+    # One job server per Spark Python worker: its cases run one after the other in one JVM.
+    return judge_run(case.graph, folder, case.options(), flip147=case.flip147, detail=detail, flink=release,
+                     server=shared_server(release))
 
 
 def judge_run(graph: JobGraph, folder: Path, options: dict, *, flip147: bool = True, detail: dict | None = None,
-              flink=None, unfinished_is_violation: bool = False) -> Outcome:
+              flink=None, unfinished_is_violation: bool = False, server=None) -> Outcome:
     """Run ``graph`` with ``run_graph``'s ``options`` into ``folder`` (emptied first: a run cut
     short leaves a partial one) on the Flink install ``flink`` (None: the default one) and validate
     it with conform; run failures become :attr:`Outcome.error`. A FLIP-147-off run is validated
     against ``pre-flip-147`` by its model check alone. A job that did not finish is an error, or
     with ``unfinished_is_violation`` a ``job-finished`` violation (a bounded job whose faults
-    fire once must finish: the release matrix's scenarios)."""
+    fire once must finish: the release matrix's scenarios). ``server``: run_graph's job server."""
     from flipcheck.flink.conform import conform_files
 
     shutil.rmtree(folder, ignore_errors=True)
@@ -244,7 +249,7 @@ def judge_run(graph: JobGraph, folder: Path, options: dict, *, flip147: bool = T
               "status": None, "checkpoints": None, "seconds": None, "conforms": None, "first_unexplained": None}
     began = time.perf_counter()
     try:
-        result = run_graph(graph, folder, timeout_seconds=CASE_TIMEOUT_SECONDS, flink=flink, **options)
+        result = run_graph(graph, folder, timeout_seconds=CASE_TIMEOUT_SECONDS, flink=flink, server=server, **options)
     except (FlinkRunError, UsageError, OSError) as error:
         detail["seconds"] = round(time.perf_counter() - began, 3)
         return Outcome(method="flink", error=_one_line(f"flink run: {error}"), detail=detail)
@@ -289,7 +294,7 @@ class FlinkJobsSuite(Suite):
     name = "flink"
     engine = "flink"
     size_unit = "tasks"
-    random_batch = 1      # a case is a JVM of its own, 5-15 s: one per Spark task balances best
+    random_batch = 1      # a case takes 2-15 s (a job server's JVM or one of its own): one per Spark task balances best
     relative_cost = 10_000
 
     @property

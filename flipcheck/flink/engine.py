@@ -87,9 +87,12 @@ __all__ = [
     "roles",
     "job_spec",
     "log4j_properties",
+    "LOG_LAYOUT",
+    "HEAP",
     "committed_records",
     "run_summary",
     "run_graph",
+    "reported_line",
     "designs_exercised",
 ]
 
@@ -163,8 +166,8 @@ JOB_TIMEOUT_SECONDS = 600
 # Flink's fixed-delay restart strategy: enough for one --fail, few enough that a job failing at
 # every attempt ends soon.
 RESTART_ATTEMPTS = 3
-_HEAP = "-Xmx512m"
-_LOG_LAYOUT = "%d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n"
+HEAP = "-Xmx512m"
+LOG_LAYOUT = "%d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n"
 
 
 class FlinkRunError(Exception):
@@ -313,9 +316,10 @@ def compile_classes(javac: str, version: str, lib: Path, sources: list[Path], ma
     return target, time.perf_counter() - started
 
 
-def compile_job(javac: str, version: str, lib: Path) -> tuple[Path, float]:
-    """The job builder's classes for ``version`` (:func:`compile_classes`)."""
-    return compile_classes(javac, version, lib, java_sources(version), _COMPILED,
+def compile_job(javac: str, version: str, lib: Path, extra: tuple = (), mark: str = _COMPILED) -> tuple[Path, float]:
+    """The job builder's classes for ``version`` (:func:`compile_classes`), with the ``extra``
+    sources (the job server's) whose class ``mark`` only a complete compile leaves."""
+    return compile_classes(javac, version, lib, java_sources(version) + list(extra), mark,
                            lambda sources, scratch: _release_sources(sources, version, scratch))
 
 
@@ -626,17 +630,19 @@ def _batch_configuration(conf: dict, spec: dict) -> None:
     conf["jobmanager.execution.failover-strategy"] = "region"
 
 
-def log4j_properties(log_file: Path, debug_loggers: tuple = DEBUG_LOGGERS) -> str:
-    """log4j2 properties: Flink's default layout into ``log_file``, DEBUG on ``debug_loggers``."""
-    lines = [
-        "rootLogger.level = INFO",
-        "rootLogger.appenderRef.file.ref = FileAppender",
-        "appender.file.type = File",
-        "appender.file.name = FileAppender",
-        f"appender.file.fileName = {log_file}",
-        "appender.file.layout.type = PatternLayout",
-        f"appender.file.layout.pattern = {_LOG_LAYOUT}",
-    ]
+def log4j_properties(log_file: Path | None, debug_loggers: tuple = DEBUG_LOGGERS) -> str:
+    """log4j2 properties: Flink's default layout (:data:`LOG_LAYOUT`) into ``log_file``, DEBUG on
+    ``debug_loggers``; without a file no appender (the job server attaches one per job)."""
+    lines = ["rootLogger.level = INFO"]
+    if log_file is not None:
+        lines += [
+            "rootLogger.appenderRef.file.ref = FileAppender",
+            "appender.file.type = File",
+            "appender.file.name = FileAppender",
+            f"appender.file.fileName = {log_file}",
+            "appender.file.layout.type = PatternLayout",
+            f"appender.file.layout.pattern = {LOG_LAYOUT}",
+        ]
     for n, logger in enumerate(debug_loggers):
         lines += [f"logger.flipcheck{n}.name = {logger}", f"logger.flipcheck{n}.level = DEBUG"]
     return "\n".join(lines) + "\n"
@@ -701,14 +707,15 @@ def _vertex_ids(graph: JobGraph, names: dict, version: str = "2.3.0") -> dict:
 
 
 def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOUT_SECONDS,
-              flink: FlinkInstall | None = None, **options) -> RunResult:
+              flink: FlinkInstall | None = None, server=None, **options) -> RunResult:
     """Run ``graph`` on real Flink into ``out`` (created; see the module's docstring); ``options``
     as :func:`job_spec`; ``flink`` the release (:func:`flipcheck.flink.releases.resolve_flink`;
-    default: the venv's). :class:`UsageError` for a missing JDK or Flink, or a graph the job cannot
-    build; :class:`FlinkRunError` when the JVM did not report a result within ``timeout_seconds``."""
+    default: the venv's). ``server``: a :class:`flipcheck.flink.job_server.JobServer` that runs the
+    job in its long-lived JVM when it can (:meth:`~flipcheck.flink.job_server.JobServer.accepts`);
+    otherwise, or without one, the job gets a JVM of its own. :class:`UsageError` for a missing JDK
+    or Flink, or a graph the job cannot build; :class:`FlinkRunError` when the JVM did not report a
+    result within ``timeout_seconds``."""
     import flipcheck.flink.faults  # noqa: F401  (its fault line is read with the log)
-    from flipcheck.flink.logs import read_logs
-
     spec = job_spec(graph, out=out, **options)  # bad input first, even on a machine without Java
     java, javac = java_tools()
     if flink is None:
@@ -720,7 +727,6 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
         raise UsageError(f"--batch: Flink {version} has no batch job recovery the job builder can use (2.0 or later)")
     spec["configuration"] = flink_configuration(spec, version)
     out.mkdir(parents=True, exist_ok=True)
-    classes, compile_seconds = compile_job(javac, version, lib)
     log_file = out / "flink.log"
     for stale in [log_file, out / "plan.json", out / "run.json"]:
         stale.unlink(missing_ok=True)
@@ -728,12 +734,37 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
     for stale_dir in ("local-state", "checkpoints"):   # a --local-recovery run's
         shutil.rmtree(out / stale_dir, ignore_errors=True)
     (out / "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
-    (out / "log4j2.properties").write_text(log4j_properties(
-        log_file.resolve(), DEBUG_LOGGERS + (BATCH_DEBUG_LOGGERS if spec["batch"] is not None else ())))
     for stale_dir in ("ha", "tmp"):   # a batch run's job events (a stale file would be replayed), shuffle files
         shutil.rmtree(out / stale_dir, ignore_errors=True)
-    command = [java, _HEAP, *JVM_OPENS, f"-Dlog4j.configurationFile={(out / 'log4j2.properties').resolve()}",
-               "-cp", f"{classes}{os.pathsep}{lib / '*'}", MAIN_CLASS, str((out / "spec.json").resolve())]
+    if server is not None and server.accepts(spec, flink):
+        compile_seconds = 0.0
+        started = time.perf_counter()
+        reported, marks = server.run(out / "spec.json", out, timeout_seconds)
+    else:
+        classes, compile_seconds = compile_job(javac, version, lib)
+        (out / "log4j2.properties").write_text(log4j_properties(
+            log_file.resolve(), DEBUG_LOGGERS + (BATCH_DEBUG_LOGGERS if spec["batch"] is not None else ())))
+        command = [java, HEAP, *JVM_OPENS, f"-Dlog4j.configurationFile={(out / 'log4j2.properties').resolve()}",
+                   "-cp", f"{classes}{os.pathsep}{lib / '*'}", MAIN_CLASS, str((out / "spec.json").resolve())]
+        started = time.perf_counter()
+        reported, marks = _run_jvm(command, out, timeout_seconds)
+    return _finish_run(graph, out, spec, flink, reported, marks, started, compile_seconds)
+
+
+def reported_line(line: str) -> tuple[str, str] | None:
+    """``(key, value)`` of a job builder's ``FLIPCHECK <key> <value>`` line, None for another line.
+
+    >>> reported_line("FLIPCHECK job_id 3f2a"), reported_line("log4j: hello")
+    (('job_id', '3f2a'), None)
+    """
+    if not line.startswith("FLIPCHECK "):
+        return None
+    _, key, value = (line.rstrip("\n").split(" ", 2) + [""])[:3]
+    return key, value
+
+
+def _run_jvm(command: list, out: Path, timeout_seconds: float) -> tuple[dict, dict]:
+    """One JVM of its own for one job: what it reported and when (``perf_counter``) it said each."""
     started = time.perf_counter()
     marks: dict[str, float] = {}
     reported: dict[str, str] = {}
@@ -746,10 +777,9 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
         try:
             for line in process.stdout:
                 transcript.write(line)
-                if line.startswith("FLIPCHECK "):
-                    _, key, value = (line.rstrip("\n").split(" ", 2) + [""])[:3]
-                    reported[key] = value
-                    marks[key] = time.perf_counter()
+                if (found := reported_line(line)) is not None:
+                    reported[found[0]] = found[1]
+                    marks[found[0]] = time.perf_counter()
             process.wait()
         finally:
             watchdog.cancel()
@@ -758,21 +788,31 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
                 process.wait()
     if time.perf_counter() - started >= timeout_seconds and "result" not in reported:
         raise FlinkRunError(f"the job did not end within {timeout_seconds:g} s (see {out / 'jvm.out'})")
-    ended = time.perf_counter()
     if "result" not in reported:
         tail = [line for line in (out / "jvm.out").read_text(errors="replace").splitlines() if line.strip()]
         raise FlinkRunError(f"the JVM exited with code {process.returncode} before the job ended: "
                             f"{tail[-1] if tail else 'no output'} (see {out / 'jvm.out'})")
+    return reported, marks
+
+
+def _finish_run(graph: JobGraph, out: Path, spec: dict, flink: FlinkInstall, reported: dict, marks: dict,
+                started: float, compile_seconds: float) -> RunResult:
+    """The run's result from what its JVM reported, and run.json (either kind of JVM)."""
+    from flipcheck.flink.logs import read_logs
+
+    ended = time.perf_counter()
     outcome = json.loads(reported["result"])
-    reading = read_logs([str(log_file)])
+    reading = read_logs([str(out / "flink.log")])
     committed = committed_records(out)
-    times = RunTimes(compile=compile_seconds, jvm_start=marks["cluster_up"] - started,
+    # A reused JVM whose cluster was already up spent no time starting.
+    jvm_start = marks["cluster_up"] - started if marks.get("cluster_up", 0) >= started else 0.0
+    times = RunTimes(compile=compile_seconds, jvm_start=jvm_start,
                      job=marks["done"] - marks["submitted"], total=ended - started)
     result = RunResult(
         job_id=reported["job_id"], status=outcome["status"], cause=outcome.get("cause"),
         checkpoints_completed=sum(1 for e in reading.events if e.kind == "completed"),
         records_committed=len(committed), records_expected=spec["records_expected"],
-        vertex_ids=_vertex_ids(graph, json.loads(reported["vertices"]), version),
+        vertex_ids=_vertex_ids(graph, json.loads(reported["vertices"]), flink.version),
         failure_injected="failure_injected" in reported or "jm_revoke" in reported, times=times, out=out, flink=flink,
         designs=tuple(designs_exercised(spec)), faults=tuple(spec["fault_specs"]))
     (out / "run.json").write_text(json.dumps(run_summary(result), indent=1) + "\n")

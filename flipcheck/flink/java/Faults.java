@@ -202,15 +202,20 @@ final class Faults {
         }
     }
 
-    /** cpu-contention=N: N busy daemon threads until the JVM exits. */
+    /** Which job's busy threads may run: reset() moves it on, so a job server's next job starts
+     * without the previous job's contention. */
+    static final AtomicLong CONTENTION_EPOCH = new AtomicLong();
+
+    /** cpu-contention=N: N busy daemon threads until the JVM exits or the next job (reset()). */
     static void startContention() {
         for (Point point : POINTS) {
             if (point.kind.equals("cpu-contention") && FIRED.add(point.spec)) {
                 struck(point.kind, null, -1, point.value + " threads");
                 for (int n = 0; n < point.value; n++) {
+                    long epoch = CONTENTION_EPOCH.get();
                     Thread busy = new Thread(() -> {
                         long x = n0();
-                        while (true) {
+                        while (epoch == CONTENTION_EPOCH.get()) {
                             x = x * 6364136223846793005L + 1442695040888963407L;
                             if (x == 42) {
                                 LOG.debug("unreachable {}", x);   // keeps the loop from being optimised away
@@ -244,6 +249,25 @@ final class Faults {
         names(faults.get("fail_in_notify_of_end_checkpoint"), FAIL_IN_NOTIFY_OF_END_CHECKPOINT);
         names(faults.get("fail_in_enumerator"), FAIL_IN_ENUMERATOR);
         names(faults.get("drop_add_split_event"), DROP_ADD_SPLIT_EVENT);
+    }
+
+    /** Forgets every fault and what fired: JobServer runs many jobs in one JVM, and each starts
+     * as a fresh JVM would (a test checks that every static field here is reset). */
+    static void reset() {
+        SNAPSHOT_DELAY_MS.clear();
+        END_AFTER_CHECKPOINT.clear();
+        FAIL_AFTER_END_OF_INPUT_COMMIT.clear();
+        FAIL_IN_NOTIFY_OF_END_CHECKPOINT.clear();
+        FAIL_IN_ENUMERATOR.clear();
+        DROP_ADD_SPLIT_EVENT.clear();
+        SPLIT_COUNTS.clear();
+        END_CHECKPOINT.set(-1);
+        ENDED.clear();
+        UNPACED.clear();
+        FIRED.clear();
+        POINTS.clear();
+        INPUT_ENDED.clear();
+        CONTENTION_EPOCH.incrementAndGet();   // the previous job's busy threads end
     }
 
     private static void names(JsonNode list, Set<String> into) {

@@ -1128,6 +1128,24 @@ public class FlipcheckJob {
         return response.body();
     }
 
+    /** The job graph of `spec`, built in an environment configured with `conf`. */
+    static JobGraph jobGraph(JsonNode spec, Configuration conf) {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        build(env, spec, spec.get("out").asText());
+        org.apache.flink.streaming.api.graph.StreamGraph streamGraph = env.getStreamGraph();
+        streamGraph.setJobName(spec.get("job_name").asText());
+        return streamGraph.getJobGraph();
+    }
+
+    /** The slots a job of `spec` needs: its largest parallelism. */
+    static int slots(JsonNode spec) {
+        int slots = 1;
+        for (JsonNode v : spec.get("vertices")) {
+            slots = Math.max(slots, v.get("parallelism").asInt());
+        }
+        return slots;
+    }
+
     public static void main(String[] args) throws Exception {
         say("main", Long.toString(System.currentTimeMillis()));
         ObjectMapper json = new ObjectMapper();
@@ -1135,67 +1153,64 @@ public class FlipcheckJob {
         Faults.configure(spec.get("faults"));
         Faults.configurePoints(spec.get("fault_points"));
         Batch.configure(spec.get("batch"));
-        String outDir = spec.get("out").asText();
         Configuration conf = configuration(spec);
-        int slots = 1;
-        for (JsonNode v : spec.get("vertices")) {
-            slots = Math.max(slots, v.get("parallelism").asInt());
-        }
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        build(env, spec, outDir);
-        org.apache.flink.streaming.api.graph.StreamGraph streamGraph = env.getStreamGraph();
-        streamGraph.setJobName(spec.get("job_name").asText());
-        JobGraph jobGraph = streamGraph.getJobGraph();
+        int slots = slots(spec);
+        JobGraph jobGraph = jobGraph(spec, conf);
 
         // Local recovery runs on two TaskManagers, each with half the slots, so a job spreads over both.
         int taskManagers = spec.path("taskmanagers").asInt(1);
         MiniClusterConfiguration clusterConf = Batch.cluster(new MiniClusterConfiguration.Builder())
                 .setConfiguration(conf).setNumTaskManagers(taskManagers)
                 .setNumSlotsPerTaskManager((slots + taskManagers - 1) / taskManagers).build();
-        int exit = 0;
+        int exit;
         try (MiniCluster cluster = EventDrops.miniCluster(clusterConf)) {
             cluster.start();
-            URI rest = cluster.getRestAddress().get();
             say("cluster_up", Long.toString(System.currentTimeMillis()));
-            say("rest", rest.toString());
-            Faults.startContention();
-            JobID jobId = cluster.submitJob(jobGraph).get().getJobID();
-            say("submitted", Long.toString(System.currentTimeMillis()));
-            say("job_id", jobId.toString());
-            LocalRecovery.watch(cluster, rest, jobId, jobGraph);
-            // Until its JobMaster runs, the job is INITIALIZING and REST serves a sparse graph whose
-            // plan is empty (JobMasterServiceLeadershipRunner.requestJob): wait for the real one.
-            while (cluster.getJobStatus(jobId).get() == org.apache.flink.api.common.JobStatus.INITIALIZING) {
-                Thread.sleep(20);
-            }
-            // The plan exactly as the REST API serves it (JsonPlanGenerator on the submitted JobGraph).
-            Files.writeString(Paths.get(outDir, "plan.json"), fetch(rest, "/jobs/" + jobId + "/plan"));
-            ObjectNode vertices = json.createObjectNode();
-            for (JobVertex vertex : jobGraph.getVertices()) {
-                vertices.put(vertex.getID().toString(), vertex.getName());
-            }
-            say("vertices", json.writeValueAsString(vertices));
-            Batch.start(cluster, jobId);
-            JobResult result = cluster.requestJobResult(jobId).get();
-            say("done", Long.toString(System.currentTimeMillis()));
-            ObjectNode outcome = json.createObjectNode();
-            // Asked of the dispatcher: JobResult carries a JobStatus only from 2.3 on, and the REST
-            // API serves a cached execution graph that may still say RUNNING.
-            outcome.put("status", cluster.getJobStatus(jobId).get().name());
-            result.getSerializedThrowable().ifPresent(outer -> {
-                Throwable root = outer;
-                while (root.getCause() != null && root.getCause() != root) {
-                    root = root.getCause();
-                }
-                outcome.put("cause", root == outer ? outer.getMessage()
-                        : outer.getMessage() + " (root cause: " + root.getMessage() + ")");
-            });
-            say("result", json.writeValueAsString(outcome));
-            if (!result.isSuccess()) {
-                exit = 1;
-            }
+            exit = runJob(cluster, jobGraph, spec, json);
         }
         say("closed", Long.toString(System.currentTimeMillis()));
         System.exit(exit);  // Flink leaves non-daemon threads behind
+    }
+
+    /** Submits `jobGraph` to the running `cluster`, writes its plan, waits for its end and says
+     * the result; 0 when it succeeded. Shared by main (one job per JVM) and JobServer (many). */
+    static int runJob(MiniCluster cluster, JobGraph jobGraph, JsonNode spec, ObjectMapper json) throws Exception {
+        String outDir = spec.get("out").asText();
+        URI rest = cluster.getRestAddress().get();
+        say("rest", rest.toString());
+        Faults.startContention();
+        JobID jobId = cluster.submitJob(jobGraph).get().getJobID();
+        say("submitted", Long.toString(System.currentTimeMillis()));
+        say("job_id", jobId.toString());
+        LocalRecovery.watch(cluster, rest, jobId, jobGraph);
+        // Until its JobMaster runs, the job is INITIALIZING and REST serves a sparse graph whose
+        // plan is empty (JobMasterServiceLeadershipRunner.requestJob): wait for the real one.
+        while (cluster.getJobStatus(jobId).get() == org.apache.flink.api.common.JobStatus.INITIALIZING) {
+            Thread.sleep(20);
+        }
+        // The plan exactly as the REST API serves it (JsonPlanGenerator on the submitted JobGraph).
+        Files.writeString(Paths.get(outDir, "plan.json"), fetch(rest, "/jobs/" + jobId + "/plan"));
+        ObjectNode vertices = json.createObjectNode();
+        for (JobVertex vertex : jobGraph.getVertices()) {
+            vertices.put(vertex.getID().toString(), vertex.getName());
+        }
+        say("vertices", json.writeValueAsString(vertices));
+        Batch.start(cluster, jobId);
+        JobResult result = cluster.requestJobResult(jobId).get();
+        say("done", Long.toString(System.currentTimeMillis()));
+        ObjectNode outcome = json.createObjectNode();
+        // Asked of the dispatcher: JobResult carries a JobStatus only from 2.3 on, and the REST
+        // API serves a cached execution graph that may still say RUNNING.
+        outcome.put("status", cluster.getJobStatus(jobId).get().name());
+        result.getSerializedThrowable().ifPresent(outer -> {
+            Throwable root = outer;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
+            outcome.put("cause", root == outer ? outer.getMessage()
+                    : outer.getMessage() + " (root cause: " + root.getMessage() + ")");
+        });
+        say("result", json.writeValueAsString(outcome));
+        return result.isSuccess() ? 0 : 1;
     }
 }
