@@ -182,3 +182,18 @@ def test_bad_input_is_exit_2_with_one_line_naming_it(tmp_path, capsys):
         stderr = capsys.readouterr().err
         lines = stderr.strip().splitlines()
         assert code == 2 and len(lines) == 1 and named in lines[0] and "Traceback" not in stderr, (named, stderr)
+
+
+def test_conform_json_carries_the_coverage_when_asked(capsys):
+    from flipcheck.cli import main
+
+    run = RUNS / "matrix-FLINK-25920-1.20.2"
+    argv = ["conform", "--json", "--plan", str(run / "plan.json"), str(run / "flink.log")]
+    assert main(argv) == 0
+    assert "coverage" not in json.loads(capsys.readouterr().out)
+    assert main([*argv, "--coverage", "200"]) == 0
+    coverage = json.loads(capsys.readouterr().out)["coverage"]
+    assert set(coverage) == {"covered", "targets", "outside", "missing", "missing_first", "target_states", "complete"}
+    assert 0 < coverage["covered"] < coverage["targets"] and coverage["outside"] > 0 and coverage["target_states"] == 200
+    assert main([*argv, "--coverage", "5"]) == 2     # below the smallest cap: one line, exit 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
