@@ -297,6 +297,9 @@ def _document(records, pairs, arms, states, curves, reached_all, wall) -> dict:
         "missing_first": missing_first,
         "unexplained_detail": [{k: r[k] for k in ("case", "why", "run", "picture", "faults")}
                                for r in records if not r["conforms"]],
+        # validated runs whose transitions could not be compared with the targets (the plan numbered
+        # the tasks otherwise, flipcheck.flink.campaign.same_tasks): they count as covering nothing
+        "coverage_unmapped": sum(1 for r in records if r["validated"] and r["transitions"] is None),
         "wall_seconds": round(wall, 2),
         "run_list": [{k: r[k] for k in ("case", "arm", "graph", "mode", "faults", "validated", "conforms", "seconds")}
                      for r in records],
