@@ -14,7 +14,7 @@ explains, the behaviour drawn up to its first unexplained line (``"picture"``).
 
 Example (no JVM: the cases of a round)
 -------
->>> space = suite.space("guided.chain.aligned.fail=map/1@25~random.join.unaligned.none")
+>>> space = suite.space("guided.chain.aligned.fail=map,1@25~random.join.unaligned.none")
 >>> space.size, space.shape(space.case(0))
 (2, 'guided chain aligned --fail map:1@25')
 """

@@ -11,7 +11,7 @@ It runs in **rounds**: a round's cases are planned from what the runs so far cov
 (:mod:`flipcheck.flink.guidance`), then run as one sweep of the ``flink-campaign`` suite on Spark
 (:mod:`flipcheck.designs.flink_campaign`). A round's token holds its cases whole, faults included
 (:func:`encode_round`), so a case id such as
-``flink-campaign:guided.chain.aligned.fail=map/1@25~random.join.unaligned.none:0`` regenerates its
+``flink-campaign:guided.chain.aligned.fail=map,1@25~random.join.unaligned.none:0`` regenerates its
 run anywhere; a killed campaign reads each round's token back and reruns only the runs missing.
 
 Two **arms** share the budget when compared: ``guided`` (faults from the model's shortest path to
@@ -22,7 +22,7 @@ faults). ``DIR/campaign.json`` is :func:`campaign_document`'s contract.
 ...          CampaignCase("random", "join", "unaligned", ())]
 >>> token = encode_round(cases)
 >>> token
-'guided.chain.aligned.fail=map/1@25~random.join.unaligned.none'
+'guided.chain.aligned.fail=map,1@25~random.join.unaligned.none'
 >>> decode_round(token) == cases
 True
 """
@@ -47,9 +47,9 @@ CAMPAIGN_HTML = "campaign.html"
 # States of the bounded exploration the targets come from: a six-task graph's full exploration
 # takes minutes, its first 20,000 states 5-10 s (docs/coverage.md).
 TARGET_STATES = 20_000
-# What a vertex id or a graph name in a token may hold: the token separators are . ~ + / =
+# What a vertex id or a graph name in a token may hold: the token separators are . ~ + , =
 _NAME = re.compile(r"[A-Za-z0-9_-]+")
-_FAIL = re.compile(r"fail=(?P<vertex>[A-Za-z0-9_-]+)/(?P<subtask>[0-9]+)@(?P<record>[0-9]+)")
+_FAIL = re.compile(r"fail=(?P<vertex>[A-Za-z0-9_-]+),(?P<subtask>[0-9]+)@(?P<record>[0-9]+)")
 
 
 class CampaignCase(NamedTuple):
@@ -63,13 +63,13 @@ def _encode_fault(spec: str) -> str:
     found = re.fullmatch(r"--fail (?P<vertex>.+):(?P<subtask>[0-9]+)@(?P<record>[0-9]+)", spec)
     if found is None:
         raise ValueError(f"fault {spec!r}: a campaign's token holds --fail faults only")
-    return f"fail={found['vertex']}/{found['subtask']}@{found['record']}"
+    return f"fail={found['vertex']},{found['subtask']}@{found['record']}"
 
 
 def _decode_fault(text: str) -> str:
     found = _FAIL.fullmatch(text)
     if found is None:
-        raise ValueError(f"campaign token: fault {text!r} is not fail=VERTEX/SUBTASK@RECORD")
+        raise ValueError(f"campaign token: fault {text!r} is not fail=VERTEX,SUBTASK@RECORD")
     return f"--fail {found['vertex']}:{found['subtask']}@{found['record']}"
 
 

@@ -130,7 +130,7 @@ def test_a_round_token_holds_its_cases_whole_and_rejects_what_it_cannot_hold():
     cases = [CampaignCase("guided", "chain", "unaligned", ("--fail map:1@25",)), CampaignCase("random", "join", "aligned", ())]
     assert decode_round(encode_round(cases)) == cases and ":" not in encode_round(cases)
     for bad in ("guided.chain.aligned", "lucky.chain.aligned.none", "guided.chain.sideways.none",
-                "guided.chain.aligned.fail=map@1"):
+                "guided.chain.aligned.fail=map/1@1"):
         with pytest.raises(ValueError, match="campaign token"):
             decode_round(bad)
 
