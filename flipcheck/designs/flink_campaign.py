@@ -52,6 +52,8 @@ class FlinkCampaignSpace(CaseSpace):
         self.suite, self.token = suite, token
         self.cases = decode_round(token)
         self.size = len(self.cases)
+        for case in self.cases:
+            _check_faults(case)
 
     def case(self, index: int) -> tuple:
         return self.cases[index], index
@@ -70,6 +72,24 @@ class FlinkCampaignSpace(CaseSpace):
         else:
             folder = Path(self.workdir) / f"{index}-{c.arm}-{c.graph}-{c.mode}"
         return stored_or_run(folder, self.case_id(index), lambda: _run_case(c, folder, self.workdir))
+
+
+def _check_faults(case: CampaignCase) -> None:
+    """ValueError naming the fault when a case of a standard graph has one its job cannot build
+    (a graph of the campaign's own is checked when its run starts)."""
+    from flipcheck.errors import UsageError
+    from flipcheck.flink.engine import job_spec
+    from flipcheck.flink.guidance import fault_options
+    from flipcheck.flink.suite import GRAPHS
+    from flipcheck.model.graph_json import load_graph
+
+    if not (GRAPHS / f"{case.graph}.json").is_file():
+        return
+    try:
+        job_spec(load_graph(str(GRAPHS / f"{case.graph}.json")), out=Path("."), mode=case.mode,
+                 **fault_options(case.faults))
+    except UsageError as error:
+        raise ValueError(f"campaign token: {case.graph} {' '.join(case.faults)}: {error}") from None
 
 
 def _run_case(c: CampaignCase, folder: Path, workdir: str | None) -> Outcome:

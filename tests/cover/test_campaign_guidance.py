@@ -197,3 +197,12 @@ def test_conform_json_carries_the_coverage_when_asked(capsys):
     assert 0 < coverage["covered"] < coverage["targets"] and coverage["outside"] > 0 and coverage["target_states"] == 200
     assert main([*argv, "--coverage", "5"]) == 2     # below the smallest cap: one line, exit 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_a_case_id_whose_fault_its_graph_cannot_build_is_refused_in_one_line(capsys):
+    from flipcheck.cli import main
+
+    for bad, named in (("fail=zz,0@5", "'zz'"), ("fail=map,7@5", "subtask 7"), ("fail=src,0@99", "record 99")):
+        assert main(["replay", f"flink-campaign:guided.chain.aligned.{bad}:0"]) == 2
+        stderr = capsys.readouterr().err
+        assert len(stderr.strip().splitlines()) == 1 and named in stderr, stderr
