@@ -385,7 +385,7 @@ def _failures_at_their_time(events: list) -> list:
     the failure's whole stack trace: under load it was written 66 ms after its timestamp, after
     the same task's decline of a trigger (``Task.triggerCheckpointBarrier`` found it not RUNNING:
     "tasks not ready", stamped 06:20:06,113, the FAILED line 06:20:06,047; docs/conformance.md,
-    divergence 26). Any line stamped after the switch may have seen it; no other line moves."""
+    divergence 29). Any line stamped after the switch may have seen it; no other line moves."""
     ordered = list(events)
     for i, event in enumerate(events):
         if event.kind != "task-state" or not event.detail.endswith("to FAILED"):

@@ -1,4 +1,4 @@
-"""Divergence 26 (docs/conformance.md), found by the first guided campaign: a task's own FAILED
+"""Divergence 29 (docs/conformance.md), found by the first guided campaign: a task's own FAILED
 line written after lines stamped later than it. Validation reads a file in the order of writing,
 but for that line (flipcheck.flink.logs._failures_at_their_time). No JVM: a stored run."""
 
