@@ -46,7 +46,7 @@ from typing import Iterable, NamedTuple, Sequence
 from flipcheck.model.protocol import PHASE_NAMES, Job, JobState, initial_state, successors
 
 __all__ = ["AbstractTask", "AbstractState", "Transition", "CoverageReport", "abstract_state", "step_kind",
-           "describe", "targets", "covered", "coverage_of", "bounded_job", "run_coverage"]
+           "describe", "targets", "explored_targets", "explored_transitions", "shortest_paths", "transition_key", "transition_from_key", "covered", "coverage_of", "bounded_job", "run_coverage", "coverage_document"]
 
 # Where a task's final checkpoint is (flip147 facts §3.1 finalCheckpointMinId).
 NO_FINAL, FINAL_TAKEN, FINAL_DONE = "none", "taken", "done"
@@ -125,15 +125,63 @@ def targets(job: Job, max_states: int | None = None) -> frozenset:
     bound): every step from every state the explorer stored. The explorer stores canonical
     states (ids renamed, end states collapsed); both keep every relation the abstraction reads,
     and a step's successor is the model's own, never a representative."""
+    return explored_targets(job, max_states)[0]
+
+
+def explored_targets(job: Job, max_states: int | None = None) -> tuple[frozenset, bool]:
+    """:func:`targets`, and whether the exploration was complete (not cut by ``max_states``:
+    the targets are then its breadth-first prefix's)."""
     from .protocol_explore import explore_job
 
     graph = explore_job(job, liveness=False, max_states=max_states).graph
-    found = set()
-    for s in graph.states:
+    return frozenset(t for *_, t in explored_transitions(job, graph)), graph.complete
+
+
+def explored_transitions(job: Job, graph):
+    """``(state number, label, transition)`` of every step from every state of an exploration's
+    ``graph`` (:func:`~.protocol_explore.explore_job`), in breadth-first order: the first step to
+    reach a transition is on a shortest path to it (``graph.path_to``)."""
+    for i, s in enumerate(graph.states):
         source = abstract_state(job, s)
         for label, nxt, _ in successors(job, s):
-            found.add(Transition(source, step_kind(label), abstract_state(job, nxt)))
-    return frozenset(found)
+            yield i, label, Transition(source, step_kind(label), abstract_state(job, nxt))
+
+
+def shortest_paths(job: Job, wanted: Iterable[Transition], max_states: int | None = None) -> dict:
+    """For each of the ``wanted`` transitions the exploration of ``job`` reaches (the search
+    :func:`targets` runs), the labels of a shortest model path that ends with it (canonical
+    labels: :func:`~.protocol_explore.replay` takes them): what guidance translates into faults."""
+    from .protocol_explore import explore_job
+
+    wanted = set(wanted)
+    graph = explore_job(job, liveness=False, max_states=max_states).graph
+    paths: dict = {}
+    for i, label, transition in explored_transitions(job, graph):
+        if transition in wanted and transition not in paths:
+            paths[transition] = graph.path_to(i)[0] + [label]
+            if len(paths) == len(wanted):
+                break
+    return paths
+
+
+def transition_key(t: Transition) -> str:
+    """A transition as one JSON string (sorted sets of them travel between processes and files);
+    :func:`transition_from_key` reads it back."""
+    import json
+
+    return json.dumps(t, separators=(",", ":"))
+
+
+def transition_from_key(key: str) -> Transition:
+    import json
+
+    source, kind, target = json.loads(key)
+
+    def state(parts):
+        tasks, channels, *rest = parts
+        return AbstractState(tuple(AbstractTask(*task) for task in tasks), tuple(tuple(c) for c in channels), *rest)
+
+    return Transition(state(source), kind, state(target))
 
 
 def covered(job: Job, labels: Sequence[tuple], steps: Sequence | None = None) -> frozenset:
@@ -211,8 +259,22 @@ def bounded_job(job: Job, checkpoints: int = 1, failures: int | None = None) -> 
                protocol=job.protocol, stop_with_savepoint=job.stop_with_savepoint)
 
 
-def run_coverage(job: Job, behaviour: Sequence[tuple], checkpoints: int = 1) -> CoverageReport:
+def run_coverage(job: Job, behaviour: Sequence[tuple], checkpoints: int = 1, failures: int | None = None,
+                 max_states: int | None = None) -> CoverageReport:
     """How much of the targets of ``job`` at the small bound (:func:`bounded_job`) the
     ``behaviour`` trace validation found for a run covers (``conform``'s ``verdict.behaviour``
-    and ``job``)."""
-    return coverage_of(targets(bounded_job(job, checkpoints)), covered(job, behaviour))
+    and ``job``); ``max_states`` caps the exploration (the targets are then its breadth-first
+    prefix: a graph of four or more tasks explores for minutes in full)."""
+    return coverage_of(targets(bounded_job(job, checkpoints, failures), max_states), covered(job, behaviour))
+
+
+def coverage_document(job: Job, report: CoverageReport, missing_limit: int = 20) -> dict:
+    """A report as JSON: ``{"covered", "targets", "outside", "missing": N, "missing_first":
+    [one line per target, at most missing_limit, the shortest ones first]}``. ``outside`` counts
+    the run's transitions beyond the small bound (Flink's timer takes more checkpoints than C3),
+    apart, never added to ``covered``."""
+    missing = sorted(report.missing, key=lambda t: (t.source.failovers, describe(job, t.source), t.kind))
+    return {"covered": report.covered, "targets": len(report.targets), "outside": report.outside,
+            "missing": len(missing),
+            "missing_first": [f"{describe(job, t.source)} --{t.kind}--> {describe(job, t.target)}"
+                              for t in missing[:missing_limit]]}

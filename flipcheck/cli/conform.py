@@ -53,6 +53,7 @@ examples:
                                           FLIP-147 off: the model holds, the sink lost its last
                                           records: exit 1
   flipcheck conform --json --render behaviour.svg --plan tests/fixtures/flink_runs/union-state/plan.json tests/fixtures/flink_runs/union-state/flink.log
+  flipcheck conform --coverage 2000 --plan tests/fixtures/flink_runs/matrix-FLINK-25920-1.20.2/plan.json tests/fixtures/flink_runs/matrix-FLINK-25920-1.20.2/flink.log
   flipcheck conform --plan plan.json log/flink-*-standalonesession-*.log log/flink-*-taskexecutor-*.log
                                           your cluster's logs (needs a running Flink job)
   flipcheck conform --protocol examples/user-project/src/my_checkpointing/protocols.py:ForwardPassTrigger --plan tests/fixtures/flink_runs/union-state/plan.json tests/fixtures/flink_runs/union-state/flink.log
@@ -88,6 +89,10 @@ your own protocol: --protocol FILE.py:CLASS (or MODULE:CLASS) validates against 
 progress: a search running longer than a few seconds says how far it is on stderr every two
   seconds (observations explained, states so far, states a second, frontier).
 
+coverage (--coverage): "coverage": {"covered", "targets", "outside", "missing", "missing_first",
+  "target_states", "complete"}: the abstract transitions (docs/coverage.md) of the behaviour found
+  that are targets of the run's graph and mode, and those beyond them counted apart.
+
 exit codes: 0 the run conforms and every check holds; 1 it does not (the first unexplained event
   and the failing checks say why); 2 an unreadable log or plan, or a bad option (one line).
 """
@@ -116,6 +121,11 @@ def configure(parser) -> None:
     parser.add_argument("--render", metavar="FILE.svg", help="draw the behaviour found (sequence chart) into FILE")
     parser.add_argument("--budget", type=bounded_int(1_000, 100_000_000), metavar="STATES",
                         help="model states the search may visit (default: 2,000,000)")
+    parser.add_argument("--coverage", nargs="?", const=20_000, type=bounded_int(100, 10_000_000), metavar="STATES",
+                        help="also report the coverage of the model by the behaviour found: covered / targets of "
+                             "the run's graph and mode (the model's exploration, its first STATES states, default "
+                             "20,000), the run's transitions outside them, the nearest targets missed "
+                             "(docs/coverage.md); in --json, \"coverage\"")
 
 
 # A search shorter than this stays quiet.
@@ -150,11 +160,33 @@ def run(args) -> int:
         from flipcheck.flink.conform import render_conformance
 
         render_conformance(result, args.render)
+    document = result.as_json()
+    if args.coverage is not None:
+        document["coverage"] = _coverage(result, args.coverage)
     if args.json:
-        sys.stdout.write(json.dumps(result.as_json(), ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(_summary(result))
+        if args.coverage is not None:
+            sys.stdout.write(_coverage_lines(document["coverage"]))
     return 0 if result.conforms else 1
+
+
+def _coverage(result, max_states: int) -> dict | None:
+    """conform's coverage of the model (None: the protocol was not validated, --design)."""
+    from flipcheck.flink.campaign import conform_coverage
+
+    return None if result.job is None or result.verdict is None else conform_coverage(result, max_states)
+
+
+def _coverage_lines(coverage: dict | None) -> str:
+    if coverage is None:
+        return "coverage: none (the protocol was not validated)\n"
+    cap = "" if coverage["complete"] else f", the exploration cut at {coverage['target_states']:,} states"
+    lines = [f"coverage: {coverage['covered']:,} of {coverage['targets']:,} targets{cap}; "
+             f"{coverage['outside']:,} transitions of the run outside them (beyond the bound)"]
+    lines += [f"  missed: {line}" for line in coverage["missing_first"][:5]]
+    return "\n".join(lines) + "\n"
 
 
 def design(text: str) -> str:

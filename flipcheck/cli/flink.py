@@ -276,9 +276,10 @@ def configure(parser) -> None:
                                           description=RELEASES_DESCRIPTION, epilog=RELEASES_EPILOG,
                                           formatter_class=argparse.RawDescriptionHelpFormatter)
     releases_parser.add_argument("--json", action="store_true", help="one JSON object")
-    from flipcheck.cli import flink_component, flink_matrix
+    from flipcheck.cli import flink_campaign, flink_component, flink_matrix
 
     flink_matrix.configure(commands)
+    flink_campaign.configure(commands, add_release_options)
     flink_component.configure(commands, add_release_options)
 
 
@@ -357,6 +358,10 @@ def run(args) -> int:
         from flipcheck.cli import flink_matrix
 
         return flink_matrix.run(args)
+    if args.flink_command == "campaign":
+        from flipcheck.cli import flink_campaign
+
+        return flink_campaign.run(args, chosen_release)
     if args.flink_command == "component":
         from flipcheck.cli import flink_component
 

@@ -233,13 +233,14 @@ def _run_and_conform(case: FlinkCase, folder: Path) -> Outcome:
 
 
 def judge_run(graph: JobGraph, folder: Path, options: dict, *, flip147: bool = True, detail: dict | None = None,
-              flink=None, unfinished_is_violation: bool = False, server=None) -> Outcome:
+              flink=None, unfinished_is_violation: bool = False, server=None, inspect=None) -> Outcome:
     """Run ``graph`` with ``run_graph``'s ``options`` into ``folder`` (emptied first: a run cut
     short leaves a partial one) on the Flink install ``flink`` (None: the default one) and validate
     it with conform; run failures become :attr:`Outcome.error`. A FLIP-147-off run is validated
     against ``pre-flip-147`` by its model check alone. A job that did not finish is an error, or
     with ``unfinished_is_violation`` a ``job-finished`` violation (a bounded job whose faults
-    fire once must finish: the release matrix's scenarios). ``server``: run_graph's job server."""
+    fire once must finish: the release matrix's scenarios). ``server``: run_graph's job server.
+    ``inspect(conformance)`` returns more of the detail from conform's result (a campaign's coverage)."""
     from flipcheck.flink.conform import conform_files
 
     shutil.rmtree(folder, ignore_errors=True)
@@ -272,6 +273,8 @@ def judge_run(graph: JobGraph, folder: Path, options: dict, *, flip147: bool = T
     first = conformance.first_unexplained
     detail.update(conforms=all(c.ok for c in judged), first_unexplained=first, events=conformance.events,
                   checks={c.name: c.ok for c in conformance.checks})
+    if inspect is not None:
+        detail.update(inspect(conformance))
     if not flip147:
         detail["committed_output"] = checks["committed-output"].detail if "committed-output" in checks else None
     # A search that ran out of states has not shown a violation: undecided, not a finding.

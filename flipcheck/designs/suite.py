@@ -66,7 +66,8 @@ ERROR = "error"
 # Suites that are not designs (no spec, no engine variants), each name -> the module holding its
 # ``suite``: sweeps and replay take them by name, but ``--suite all`` does not (real Flink jobs
 # take seconds each, the designs' cases milliseconds).
-SUITES_BESIDE_DESIGNS = {"flink": "flipcheck.designs.flink_jobs", "flink-matrix": "flipcheck.designs.flink_matrix"}
+SUITES_BESIDE_DESIGNS = {"flink": "flipcheck.designs.flink_jobs", "flink-matrix": "flipcheck.designs.flink_matrix",
+                         "flink-campaign": "flipcheck.designs.flink_campaign"}
 
 
 @dataclass

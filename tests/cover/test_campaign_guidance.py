@@ -1,0 +1,208 @@
+"""Coverage, guidance and the campaign's contract on stored runs (issue 26, items 2-4): no JVM, no
+Spark. The runs are fixtures (tests/fixtures/flink_runs); the real campaign is
+tests/spark/test_campaign_real.py."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flipcheck.flink.campaign import (CampaignCase, campaign_document, campaign_html, conform_coverage, decode_round,
+                                      encode_round, same_tasks, target_job)
+from flipcheck.flink.conform import conform_files
+from flipcheck.flink.engine import job_spec
+from flipcheck.flink.guidance import (FAULT_TEMPLATES, fault_for_moment, fault_options, faults_for_path, moment_of,
+                                      mutate, random_faults, records_per_subtask)
+from flipcheck.flink.suite import GRAPHS
+from flipcheck.generators.choices import SeededChooser
+from flipcheck.model.graph_json import load_graph
+from flipcheck.properties.protocol_abstraction import abstract_state, shortest_paths, targets, transition_from_key, \
+    transition_key
+from flipcheck.properties.protocol_explore import replay
+
+RUNS = Path(__file__).parents[1] / "fixtures" / "flink_runs"
+CHAIN = load_graph(str(GRAPHS / "chain.json"))
+JOIN = load_graph(str(GRAPHS / "join.json"))
+
+
+@pytest.fixture(scope="module")
+def sink_v2_failover():
+    # Sink V2 after a source, one failover, Flink 1.20.2: two tasks, so its targets explore fast.
+    run = RUNS / "matrix-FLINK-25920-1.20.2"
+    result = conform_files(str(run / "plan.json"), [str(run / "flink.log")])
+    assert result.conforms, result.first_unexplained
+    return result
+
+
+def test_a_runs_coverage_counts_targets_and_keeps_what_lies_beyond_apart(sink_v2_failover):
+    small = conform_coverage(sink_v2_failover, max_states=200)
+    large = conform_coverage(sink_v2_failover, max_states=1500)
+    for found in (small, large):
+        assert 0 < found["covered"] < found["targets"] and found["missing"] == found["targets"] - found["covered"]
+        assert not found["complete"] and len(found["missing_first"]) == 20
+    # A deeper exploration has more targets, and the run's transitions move from outside to covered:
+    # the two counts are one set split two ways, never counted twice.
+    assert large["targets"] > small["targets"] and large["covered"] > small["covered"]
+    assert small["covered"] + small["outside"] == large["covered"] + large["outside"]
+
+
+def test_coverage_sees_a_failover_only_in_a_run_that_had_one(sink_v2_failover):
+    from flipcheck.properties.protocol_abstraction import covered
+
+    kinds = {t.kind for t in covered(sink_v2_failover.job, sink_v2_failover.verdict.behaviour)}
+    assert {"fail", "failover"} <= kinds
+    run = RUNS / "release-1.17.2-chain"
+    quiet = conform_files(str(run / "plan.json"), [str(run / "flink.log")], flink_version="1.17.2")
+    assert quiet.conforms
+    assert not {"fail", "failover"} & {t.kind for t in covered(quiet.job, quiet.verdict.behaviour)}
+
+
+def test_a_run_of_a_graph_file_numbers_its_tasks_as_the_targets_do(sink_v2_failover):
+    run = RUNS / "matrix-FLINK-25920-1.20.2"
+    graph = load_graph(str(GRAPHS / "sink-v2-single.json"))
+    flink_ids = json.loads((run / "run.json").read_text())["vertices"]
+    assert same_tasks(target_job(graph, "aligned"), sink_v2_failover.job, flink_ids)
+    swapped = {"src": flink_ids["sink"], "sink": flink_ids["src"]}
+    assert not same_tasks(target_job(graph, "aligned"), sink_v2_failover.job, swapped)
+
+
+def test_transition_keys_read_back():
+    job = target_job(load_graph(str(GRAPHS / "sink-v2-single.json")), "aligned")
+    found = targets(job, max_states=200)
+    assert found and all(transition_from_key(transition_key(t)) == t for t in found)
+
+
+def test_guidance_translates_the_model_path_to_a_failing_task_into_its_fault():
+    job = target_job(load_graph(str(GRAPHS / "sink-v2-single.json")), "aligned")
+    found = targets(job, max_states=400)
+    failing = sorted((t for t in found if t.kind == "fail" and t.source.completed), key=str)[:3]
+    paths = shortest_paths(job, failing, max_states=400)
+    assert set(paths) == set(failing)
+    graph = load_graph(str(GRAPHS / "sink-v2-single.json"))
+    tasks = [(t.vertex, t.subtask) for t in job.tasks]
+    for target, labels in paths.items():
+        steps = replay(job, labels)
+        states = [abstract_state(job, job_initial(job))] + [abstract_state(job, s.state) for s in steps]
+        faults = faults_for_path(graph, tasks, states, [s.label for s in steps])
+        failed = next(i for i, a in enumerate(target.target.tasks) if a.phase == "FAILED")
+        vertex, subtask = tasks[failed]
+        # the target's task fails after a completed checkpoint: the fault strikes late, at that subtask
+        assert faults == (fault_for_moment(graph, vertex, subtask, moment_of(target.source, failed), frozenset()),)
+        assert faults[0].startswith(f"--fail {vertex}:{subtask}@") and int(faults[0].rsplit("@")[1]) > 1
+    # a path without a failing step asks for no fault
+    assert faults_for_path(graph, tasks, states, [("trigger", 1)]) == ()
+
+
+def job_initial(job):
+    from flipcheck.model.protocol import initial_state
+
+    return initial_state(job)
+
+
+def test_each_moment_has_a_fault_every_job_builder_runs_and_new_kinds_plug_in_as_rows():
+    for moment, templates in FAULT_TEMPLATES.items():
+        assert any(t.kind is None for t in templates), moment
+        spec = fault_for_moment(JOIN, "join", 1, moment, frozenset())
+        assert spec.startswith("--fail join:1@")
+    assert fault_for_moment(JOIN, "join", 1, "after-checkpoint", frozenset({"notify-throw"})) == \
+        "--fault notify-throw:join:1@1"
+
+
+@pytest.mark.parametrize("graph", [CHAIN, JOIN], ids=["chain", "join"])
+def test_random_and_mutated_faults_are_faults_the_job_builder_accepts(graph, tmp_path):
+    seen = set()
+    for i in range(40):
+        chooser = SeededChooser.for_case("t", i)
+        faults = random_faults(graph, chooser)
+        mutated = mutate(graph, faults, chooser)
+        assert mutated != faults and len(mutated) <= 1
+        for chosen in (faults, mutated):
+            job_spec(graph, out=tmp_path, **fault_options(chosen))   # raises for a fault it cannot build
+            seen |= set(chosen)
+        # the same case id, the same faults
+        assert random_faults(graph, SeededChooser.for_case("t", i)) == faults
+    assert len(seen) > 20
+    for vertex in graph.vertices:
+        assert records_per_subtask(graph, vertex.id) >= 1
+
+
+def test_a_round_token_holds_its_cases_whole_and_rejects_what_it_cannot_hold():
+    cases = [CampaignCase("guided", "chain", "unaligned", ("--fail map:1@25",)), CampaignCase("random", "join", "aligned", ())]
+    assert decode_round(encode_round(cases)) == cases and ":" not in encode_round(cases)
+    for bad in ("guided.chain.aligned", "lucky.chain.aligned.none", "guided.chain.sideways.none",
+                "guided.chain.aligned.fail=map/1@1"):
+        with pytest.raises(ValueError, match="campaign token"):
+            decode_round(bad)
+
+
+def test_campaign_json_holds_the_contract_and_html_escapes_what_runs_say():
+    runs = [{"case": "flink-campaign:x:0", "arm": "guided", "validated": True, "conforms": True, "why": "", "run": "a"},
+            {"case": "flink-campaign:x:1", "arm": "random", "validated": True, "conforms": False,
+             "why": "flink.log:9 <script>alert(1)</script>", "run": "rounds/0000/runs/1"},
+            {"case": "flink-campaign:x:2", "arm": "random", "validated": False, "conforms": False, "why": "JVM", "run": None}]
+    document = campaign_document(runs, 100, ("guided", "random"), {"guided": 7, "random": 3}, 120.0,
+                                 {"curves": {"guided": [7], "random": [2, 3]}})
+    assert {k: document[k] for k in ("runs", "validated", "conforming", "coverage", "jobs_per_minute")} == {
+        "runs": 3, "validated": 2, "conforming": 1, "coverage": {"covered": 7, "targets": 100, "random_covered": 3},
+        "jobs_per_minute": 1.5}
+    assert [u["case"] for u in document["unexplained"]] == ["flink-campaign:x:1", "flink-campaign:x:2"]
+    assert set(document["unexplained"][0]) == {"case", "why", "run"}
+    page = campaign_html(document)
+    assert "<script>" not in page and "&lt;script&gt;" in page and "<svg" in page and "<polyline" in page
+    alone = campaign_document(runs[:1], 100, ("guided",), {"guided": 7}, 60.0)
+    assert alone["coverage"]["random_covered"] is None
+
+
+def test_bad_input_is_exit_2_with_one_line_naming_it(tmp_path, capsys):
+    from flipcheck.cli import main
+
+    dotted = tmp_path / "dotted.json"
+    dotted.write_text(json.dumps({"vertices": [{"id": "a.b", "parallelism": 1, "records": 5},
+                                               {"id": "sink", "parallelism": 1}],
+                                  "edges": [{"source": "a.b", "target": "sink", "pattern": "ALL_TO_ALL"}]}))
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "mine.txt").write_text("not a campaign")
+    chain = str(GRAPHS / "chain.json")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "settings.json").write_text(json.dumps({"graphs": ["chain"], "modes": ["aligned"], "runs": 9,
+                                                     "arms": ["guided"], "seed": "1", "target_states": 20000}))
+    cases = {
+        "--runs": [chain, "--runs", "0", "--out", str(tmp_path / "o1")],
+        "--modes": [chain, "--modes", "sideways", "--runs", "2", "--out", str(tmp_path / "o2")],
+        "missing.json": [str(tmp_path / "missing.json"), "--runs", "2", "--out", str(tmp_path / "o3")],
+        "'a.b'": [str(dotted), "--runs", "2", "--out", str(tmp_path / "o4")],
+        "not empty": [chain, "--runs", "2", "--out", str(busy)],
+        "'runs'": [chain, "--runs", "2", "--modes", "aligned", "--out", str(other)],
+        "arms": [chain, "--runs", "1", "--compare", "--out", str(tmp_path / "o5")],
+    }
+    for named, args in cases.items():
+        code = main(["flink", "campaign", *args])
+        stderr = capsys.readouterr().err
+        lines = stderr.strip().splitlines()
+        assert code == 2 and len(lines) == 1 and named in lines[0] and "Traceback" not in stderr, (named, stderr)
+
+
+def test_conform_json_carries_the_coverage_when_asked(capsys):
+    from flipcheck.cli import main
+
+    run = RUNS / "matrix-FLINK-25920-1.20.2"
+    argv = ["conform", "--json", "--plan", str(run / "plan.json"), str(run / "flink.log")]
+    assert main(argv) == 0
+    assert "coverage" not in json.loads(capsys.readouterr().out)
+    assert main([*argv, "--coverage", "200"]) == 0
+    coverage = json.loads(capsys.readouterr().out)["coverage"]
+    assert set(coverage) == {"covered", "targets", "outside", "missing", "missing_first", "target_states", "complete"}
+    assert 0 < coverage["covered"] < coverage["targets"] and coverage["outside"] > 0 and coverage["target_states"] == 200
+    assert main([*argv, "--coverage", "5"]) == 2     # below the smallest cap: one line, exit 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_a_case_id_whose_fault_its_graph_cannot_build_is_refused_in_one_line(capsys):
+    from flipcheck.cli import main
+
+    for bad, named in (("fail=zz,0@5", "'zz'"), ("fail=map,7@5", "subtask 7"), ("fail=src,0@99", "record 99")):
+        assert main(["replay", f"flink-campaign:guided.chain.aligned.{bad}:0"]) == 2
+        stderr = capsys.readouterr().err
+        assert len(stderr.strip().splitlines()) == 1 and named in stderr, stderr
