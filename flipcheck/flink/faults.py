@@ -101,7 +101,7 @@ FAULT_KINDS = MappingProxyType({kind.name: kind for kind in (
               "sleeps VALUE ms per record the subtask consumes: its input channels fill, its producers back up",
               "the task thread's processElement (StreamOneInputProcessor / StreamTwoInputProcessor)"),
     FaultKind("cpu-contention", None, "threads", (),
-              "VALUE busy threads in the JVM from before the job's start to its end (FLINK-38544 needed contention)",
+              "VALUE busy threads in the JVM from before the job's start to its end (some races show only under contention: docs/reference/fault-points.md)",
               "none: it slows every thread of the MiniCluster"),
     FaultKind("fail", "record", None, _ALL + ("sink_v2",),
               "throws when the subtask handles its AT-th record (--fail VERTEX:SUBTASK@AT)",
