@@ -4,6 +4,7 @@ fault firing again in a later job (the static state reset between jobs)."""
 
 import ipaddress
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,15 +12,18 @@ from flipcheck.bench.flink import watch_jvm
 from flipcheck.flink.conform import conform_files
 from flipcheck.flink.engine import FailAt, run_graph
 from flipcheck.flink.job_server import JobServer
-from flipcheck.flink.suite import GRAPHS
 from flipcheck.model.graph_json import load_graph
 
 pytestmark = pytest.mark.flink
 
-# The suite's join-failover; the second failover runs the same spec again: it fires only if the
-# server reset the once-flag. (With --records 20 --fail join:0@10 conform's search ran out of its
-# 2,000,000 states once: docs/conformance.md, "Many jobs in one JVM".)
-FAILOVER = {"fail": FailAt("join", 0, 20)}
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+# A source failure of the two-task pair (conform searches it in a second or two; a join's search
+# took minutes under load); the second failover runs the same spec again: it fires only if the
+# server reset the once-flag. (With join.json, --records 20 --fail join:0@10, conform's search ran
+# out of its 2,000,000 states once: docs/conformance.md, "Many jobs in one JVM".)
+FAILOVER = {"fail": FailAt("src", 0, 20)}
+GRAPH = REPOSITORY / "examples" / "graphs" / "protocol-pair.json"
 JOBS = {"aligned": {}, "failover": FAILOVER, "failover-again": FAILOVER}
 # Validated with conform; the repeat is checked for its fault, output and log (one search fewer).
 CONFORMED = ("aligned", "failover")
@@ -27,8 +31,8 @@ CONFORMED = ("aligned", "failover")
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    """The three jobs of examples/graphs/flink/join.json, one after the other through one server."""
-    graph = load_graph(str(GRAPHS / "join.json"))
+    """The three jobs of examples/graphs/protocol-pair.json, one after the other through one server."""
+    graph = load_graph(str(GRAPH))
     root = tmp_path_factory.mktemp("served")
 
     def work():
