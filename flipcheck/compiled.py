@@ -30,9 +30,11 @@ __all__ = ["COMPILED_DIR", "COMPILED_MODULES", "PURE_PYTHON_VARIABLE", "activate
 COMPILED_DIR = "build/compiled"
 PURE_PYTHON_VARIABLE = "FLIPCHECK_PURE_PYTHON"
 
-#: The modules compiled, each unchanged but for annotations (docs/compiled.md says why the others
-#: stay interpreted: switches.py is subclassed by every variant and compiled it ignored their
-#: overrides; structure.py and fingerprints.py crash mypyc).
+#: The modules compiled, each unchanged but for annotations. docs/compiled.md says why the others
+#: stay interpreted: switches.py is subclassed by every variant (compiled, it ignored their
+#: overrides); structure.py and fingerprints.py crashed mypyc; protocol_explore.py names a
+#: dataclass field ``property``, which mypyc takes for the decorator below it (a rename, not an
+#: annotation, would fix it); explore.py crashes mypyc (``bytearray`` of a generator).
 COMPILED_MODULES = (
     "flipcheck.model.protocol.state",
     "flipcheck.model.protocol.step",
@@ -41,8 +43,6 @@ COMPILED_MODULES = (
     "flipcheck.model.protocol.failover",
     "flipcheck.model.protocol.machine",
     "flipcheck.model.protocol.independence",
-    "flipcheck.properties.explore",
-    "flipcheck.properties.protocol_explore",
     "flipcheck.properties.protocol_reduction",
     "flipcheck.properties.protocol_symmetry",
 )

@@ -3,7 +3,8 @@ the build, the counts, the properties violated and the states/s. Run it twice, o
 ``FLIPCHECK_PURE_PYTHON=1``, to compare the compiled build with the pure-Python one (docs/compiled.md).
 
 Usage: ``.venv/bin/python scripts/compare_builds.py CONFIG ...`` where CONFIG is
-``GRAPH:MODE:RECORDS:CHECKPOINTS:FAILURES[:VARIANT]`` (``pair:aligned:1:1:0:cancel-pending-on-finish``).
+``GRAPH:MODE:RECORDS:CHECKPOINTS:FAILURES[:VARIANT[:REDUCTION]]``
+(``pair:aligned:1:1:0:cancel-pending-on-finish``, ``diamond:aligned:1:1:0:flip-147:all``).
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, make_jo
 
 
 def measure(config: str) -> dict:
-    graph, mode, records, checkpoints, failures, *variant = config.split(":")
-    job = make_job(example_graph(graph), variant[0] if variant else CORRECT_PROTOCOL, mode=mode,
+    graph, mode, records, checkpoints, failures, *rest = config.split(":")
+    variant, reduction = (rest + [CORRECT_PROTOCOL, "none"][len(rest):])[:2]
+    job = make_job(example_graph(graph), variant, mode=mode,
                    records=int(records), checkpoints=int(checkpoints), failures=int(failures))
     started = time.perf_counter()
-    found = explore_job(job, store="fingerprints")
+    found = explore_job(job, store="fingerprints", reduction=reduction)
     seconds = time.perf_counter() - started
     return {"config": config, "build": build_label(), "compiled_modules": len(active_modules()),
             "states": found.states, "transitions": found.transitions,
