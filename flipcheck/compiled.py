@@ -14,27 +14,37 @@ imported, a process never mixes the two builds of one module.
 True
 >>> "flipcheck.model.protocol.switches" in COMPILED_MODULES   # variants override its attributes
 False
+>>> digests = source_digests()
+>>> stale_sources(digests), stale_sources({**digests, "model/protocol/tasks.py": "edited"})
+([], ['model/protocol/tasks.py'])
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.machinery
 import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
 
-__all__ = ["COMPILED_DIR", "COMPILED_MODULES", "PURE_PYTHON_VARIABLE", "activate", "active_modules", "build_label"]
+__all__ = ["COMPILED_DIR", "COMPILED_MODULES", "PACKAGE_DIRS", "PURE_PYTHON_VARIABLE", "SOURCES_FILE", "activate",
+           "active_modules", "build_label", "source_digests", "stale_sources"]
 
 #: Relative to the repository root (an editable install's parent of ``flipcheck/``).
 COMPILED_DIR = "build/compiled"
+#: What the build was made from (``{source path: sha256}``), written by scripts/build_compiled.py.
+SOURCES_FILE = "sources.json"
+#: Where each installed subpackage's sources live in the repository (pyproject's package-dir).
+PACKAGE_DIRS = {"model": "model", "properties": "properties", "generators": "generators",
+                "reference_impl": "reference_impl"}
 PURE_PYTHON_VARIABLE = "FLIPCHECK_PURE_PYTHON"
 
-#: The modules compiled, each unchanged but for annotations. docs/compiled.md says why the others
-#: stay interpreted: switches.py is subclassed by every variant (compiled, it ignored their
-#: overrides); structure.py and fingerprints.py crashed mypyc; protocol_explore.py names a
-#: dataclass field ``property``, which mypyc takes for the decorator below it (a rename, not an
-#: annotation, would fix it); explore.py crashes mypyc (``bytearray`` of a generator).
+#: The modules compiled: model/ files unchanged but for annotations, properties/ files with a few
+#: small edits where mypyc crashed (docs/compiled.md). Interpreted: switches.py, subclassed by
+#: every variant (compiled, it would ignore their overrides), and structure.py (a NamedTuple field
+#: ``index`` shadows ``tuple.index``, which no annotation fixes).
 COMPILED_MODULES = (
     "flipcheck.model.protocol.state",
     "flipcheck.model.protocol.step",
@@ -45,10 +55,39 @@ COMPILED_MODULES = (
     "flipcheck.model.protocol.independence",
     "flipcheck.properties.protocol_reduction",
     "flipcheck.properties.protocol_symmetry",
+    "flipcheck.properties.fingerprints",
+    "flipcheck.properties.explore",
+    "flipcheck.properties.protocol_explore",
 )
 
 _ROOT = Path(__file__).resolve().parent.parent
 _active: dict[str, str] = {}
+_stale: list[str] = []
+
+
+def _sources() -> list[Path]:
+    """The files a build depends on: each compiled module's source, and every file of
+    model/protocol (the compiled rules read the interpreted ``structure`` and ``switches``)."""
+    files = {_ROOT / PACKAGE_DIRS[name.split(".")[1]] / Path(*name.split(".")[2:]).with_suffix(".py")
+             for name in COMPILED_MODULES}
+    files.update((_ROOT / "model" / "protocol").glob("*.py"))
+    return sorted(files)
+
+
+def source_digests() -> dict[str, str]:
+    """``{path relative to the repository: sha256}`` of what a build is made from."""
+    return {str(f.relative_to(_ROOT)): hashlib.sha256(f.read_bytes()).hexdigest() for f in _sources()}
+
+
+def stale_sources(built: dict[str, str] | None = None) -> list[str]:
+    """The sources changed since the build (all of them if it recorded none); ``built``: the
+    digests it recorded, read from the build by default."""
+    if built is None:
+        try:
+            built = json.loads((_ROOT / COMPILED_DIR / SOURCES_FILE).read_text())
+        except (OSError, ValueError):
+            built = {}
+    return [path for path, digest in source_digests().items() if built.get(path) != digest]
 
 
 def _extension(name: str) -> Path | None:
@@ -78,6 +117,10 @@ def activate() -> None:
     found = {name: str(path) for name in COMPILED_MODULES if (path := _extension(name)) is not None}
     if not found:
         return
+    # A rule edited since the build would silently run its old compiled copy: run pure instead.
+    _stale[:] = stale_sources()
+    if _stale:
+        return
     _active.update(found)
     # mypyc puts the code of all modules in one shared library, imported by its top-level name.
     sys.path.append(str(_ROOT / COMPILED_DIR))
@@ -95,4 +138,6 @@ def build_label() -> str:
         return f"compiled (mypyc: {len(_active)} of {len(COMPILED_MODULES)} hot modules)"
     if os.environ.get(PURE_PYTHON_VARIABLE, "") not in ("", "0"):
         return f"pure Python ({PURE_PYTHON_VARIABLE} is set)"
+    if _stale:
+        return f"pure Python (the compiled build is older than {_stale[0]}; `make install` rebuilds it)"
     return "pure Python (no compiled build; see scripts/build_compiled.py)"

@@ -6,25 +6,25 @@ that :mod:`flipcheck.compiled` puts in front of them at import time unless
 ``FLIPCHECK_PURE_PYTHON=1`` is set. Needs a C compiler and mypy (which ships mypyc); without
 either, one line says the explorer runs uncompiled and the exit code is 0.
 
-Usage: ``.venv/bin/python scripts/build_compiled.py [--modules flipcheck.model.protocol.state ...]``
+Usage: ``.venv/bin/python scripts/build_compiled.py [--if-stale] [--modules flipcheck.model.protocol.state ...]``
+(``make install`` runs it with ``--if-stale``; the compiler's output goes to ``build/compiled.log``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import shutil
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "flipcheck"))  # compiled.py only, without importing the package
-from compiled import COMPILED_DIR, COMPILED_MODULES  # noqa: E402
-
-# Where each installed subpackage's sources live in the repository (pyproject's package-dir).
-PACKAGE_DIRS = {"model": "model", "properties": "properties", "generators": "generators",
-                "reference_impl": "reference_impl"}
+from compiled import COMPILED_DIR, COMPILED_MODULES, PACKAGE_DIRS, SOURCES_FILE, source_digests, stale_sources  # noqa: E402
 
 
 def _missing_tool() -> str | None:
@@ -52,18 +52,45 @@ def _staging_tree(staging: Path) -> None:
         (package / name).symlink_to(ROOT / directory)
 
 
+@contextlib.contextmanager
+def _output_to(log: Path):
+    """Send this process's stdout and stderr (the compiler's too) to ``log`` for a while."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(log, "w") as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modules", nargs="+", default=list(COMPILED_MODULES),
                         help="dotted module names to compile (default: flipcheck.compiled.COMPILED_MODULES)")
+    parser.add_argument("--if-stale", action="store_true",
+                        help="do nothing when the build is there and its sources are unchanged (make install)")
     args = parser.parse_args(argv)
+    if args.if_stale and not stale_sources():
+        return 0    # built from these very sources (checked first: importing mypyc takes seconds)
     missing = _missing_tool()
     if missing:
         print(f"flipcheck: {missing}; the explorer runs uncompiled (pure Python)")
         return 0
+    started = time.perf_counter()
     from mypyc.build import mypycify
     from setuptools import setup
 
+    digests = source_digests()   # before compiling: an edit made meanwhile makes the build stale
     staging = ROOT / "build" / "compiled-src"
     _staging_tree(staging)
     paths = [str(Path("flipcheck", *name.split(".")[1:]).with_suffix(".py")) for name in args.modules]
@@ -73,9 +100,24 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(staging)
     # Modules that stay interpreted are read for their types only; their own errors do not stop the build.
     options = ["--follow-imports=silent", "--ignore-missing-imports"]
-    setup(name="flipcheck-compiled", ext_modules=mypycify(options + paths, opt_level="3"),
-          script_args=["build_ext", "--build-lib", str(out), "--build-temp", str(ROOT / "build" / "compiled-tmp")])
-    print(f"flipcheck: compiled {len(paths)} modules into {out.relative_to(ROOT)}")
+    log = ROOT / "build" / "compiled.log"
+    with _output_to(log):   # mypy's and gcc's lines: one line here, the rest in the log
+        try:
+            setup(name="flipcheck-compiled", ext_modules=mypycify(options + paths, opt_level="3"),
+                  script_args=["build_ext", "--build-lib", str(out), "--build-temp", str(ROOT / "build" / "compiled-tmp")])
+            failed = None
+        except (Exception, SystemExit) as error:   # mypyc reports a type error by exiting
+            failed = error
+    if failed is not None:
+        shutil.rmtree(out, ignore_errors=True)
+        why = "mypy found errors" if isinstance(failed, SystemExit) else str(failed)[:120] or type(failed).__name__
+        print(f"flipcheck: the compiled build failed ({why}; "
+              f"see {log.relative_to(ROOT)}); the explorer runs uncompiled (pure Python)")
+        return 0
+    # Written last: flipcheck.compiled loads the build only while these sources are unchanged.
+    (out / SOURCES_FILE).write_text(json.dumps(digests, indent=1, sort_keys=True))
+    print(f"flipcheck: compiled {len(paths)} modules into {out.relative_to(ROOT)} "
+          f"in {time.perf_counter() - started:.0f} s (mypyc; FLIPCHECK_PURE_PYTHON=1 runs them uncompiled)")
     return 0
 
 
