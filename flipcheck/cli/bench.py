@@ -37,7 +37,7 @@ EPILOG = """\
 examples:
   flipcheck bench plan
   flipcheck bench plan --algorithms flink,naive,wiki-a --budget 10 --json
-  flipcheck bench explore --builds --budget 10
+  flipcheck bench explore --builds --budget 0.2
 
 Measurements predicted to take longer than --budget seconds are skipped and shown as such.
 Each option applies to the benchmarks named in its help (--repeat: 1..100); giving it to another
