@@ -4,8 +4,9 @@ Each configuration is explored in a fresh process per build, once with ``FLIPCHE
 and once without (a process never mixes the two builds of a module: :mod:`flipcheck.compiled`),
 back to back, so both meet the same load. A process runs ``python -m flipcheck.bench.builds
 CONFIG_JSON ...`` and prints one JSON line per configuration: the build, the counts, the
-properties violated with their trace lengths, the seconds of the search alone (imports excluded)
-and its states/s. ``flipcheck bench explore --builds`` and tests/cover/test_compiled_build.py
+properties violated with their trace lengths, the wall and CPU seconds of the search alone
+(imports excluded) and its states/s per core (CPU time: other processes on a shared machine do
+not stretch it). ``flipcheck bench explore --builds`` and tests/cover/test_compiled_build.py
 use it; the configurations are the pinned ones of tests/manifests/protocol.json.
 
 A configuration is a :class:`~flipcheck.model.protocol.Job`'s options as the manifest writes
@@ -61,14 +62,16 @@ def measure(config: dict) -> dict:
     from flipcheck.properties.protocol_explore import explore_job
 
     job = job_of(config)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     found = explore_job(job, store="fingerprints", reduction=config.get("reduction", "none"))
-    seconds = time.perf_counter() - started
+    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
     return {"config": config, "build": build_label(), "compiled_modules": len(active_modules()),
             "states": found.states, "transitions": found.transitions, "complete": found.complete,
             "violated": sorted({c.property for c in found.counterexamples}),
             "trace_lengths": sorted(c.length for c in found.counterexamples),
             "seconds": round(seconds, 3), "states_per_second": round(found.states / max(seconds, 1e-9)),
+            # per core: the CPU time of this process, which other processes on the machine do not stretch
+            "cpu_seconds": round(cpu_seconds, 3), "states_per_cpu_second": round(found.states / max(cpu_seconds, 1e-9)),
             "bytes_per_state": round(found.graph.bytes_per_state, 1)}
 
 
