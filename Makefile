@@ -8,9 +8,12 @@ STAMP := $(VENV)/.installed
 .PHONY: install install-browser test check manifests demo bench fuzz clean
 
 # Python packages, then graphviz's dot for the pictures (apt-get as root when missing; otherwise
-# one line says what to install). Both steps are idempotent.
+# one line says what to install), then the compiled explorer (mypyc, when a C compiler is there;
+# rebuilt only when its sources changed; otherwise one line says the explorer runs uncompiled:
+# docs/compiled.md). Every step is idempotent.
 install: $(STAMP)
 	@scripts/provide-tools.sh $(BIN) dot
+	@$(BIN)/python scripts/build_compiled.py --if-stale
 
 # The report test opens report.html in headless Chromium; only `make test` needs it, so `make
 # demo` does not pay for it.
@@ -22,7 +25,7 @@ install-browser: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,flink]'
+	$(BIN)/python -m pip install --quiet -e '.[test,flink,compiled]'
 	touch $(STAMP)
 
 # Pure-Python tests run on both cores, the slow ones first (tests/conftest.py) with idle workers
@@ -32,10 +35,12 @@ $(STAMP): pyproject.toml
 # Last, flipcheck as a user gets it: a wheel (`python -m build`) installed into a clean venv outside
 # the repository, with the example user project (examples/user-project) whose bug must fail with
 # the full report and whose refactoring must pass (scripts/check_user_project.py; about 30 s with
-# a warm pip cache, under a minute cold).
+# a warm pip cache, under a minute cold). The tests that patch a compiled module run once more in
+# the pure build (the `pure_python` marker: tests/cover/compiled_build.py).
 test: install install-browser
 	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not spark and not browser and not flink" --durations=15
 	$(BIN)/python -m pytest -m "spark or browser or flink" --durations=15 || test $$? -eq 5
+	FLIPCHECK_PURE_PYTHON=1 $(BIN)/python -m pytest -q -m pure_python tests/cover tests/quality
 	$(BIN)/python scripts/check_user_project.py
 
 # The inner loop: everything but tests/slow/ (the `slow` marker), Spark and the browser, on both

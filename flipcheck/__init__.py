@@ -43,6 +43,12 @@ import types as _types
 
 __version__ = "0.1.0"
 
+# The mypyc-compiled hot modules, when built and not turned off (flipcheck/compiled.py); first,
+# so that no model module is ever imported in both builds.
+from flipcheck.compiled import activate as _activate_compiled_build  # noqa: E402
+
+_activate_compiled_build()
+
 __all__ = ["Result", "Counterexample", "job_graph", "load_job_graph", "save_job_graph", "plan", "prove", "replay_barriers", "explore",
            "verify", "sweep", "Protocol", "PlanCalculator", "BarrierHandler", "ApproximateLocalRecovery",
            "TaskLocalRecovery", "BatchJob", "SourceJob", "JobGraph", "CheckpointPlan", "Declined", "TaskSet",

@@ -37,9 +37,16 @@ from typing import Any, Callable, Hashable, Iterable, Sequence
 
 from .fingerprints import FingerprintTable, collision_probability, fingerprint
 
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:     # mypy is not installed, so nothing is compiled (docs/compiled.md)
+    def mypyc_attr(**_: Any) -> Callable[[type], type]:  # type: ignore[misc]
+        return lambda cls: cls
+
 __all__ = ["Exploration", "explore", "trace_to", "StateGraph", "GraphBuilder", "explore_graph", "cannot_reach", "lasso"]
 
 
+@mypyc_attr(native_class=False)   # compiled, it still takes the attributes some explorers add (crash_points)
 @dataclass
 class Exploration:
     """The outcome of a search.
@@ -249,6 +256,7 @@ class GraphBuilder:
         if key is None:
             key = fingerprint(state)
         table = self.graph.fingerprints
+        assert table is not None    # kept whenever states are not
         if not may_add:
             return table.find(key)
         new_id = len(self)
@@ -381,7 +389,7 @@ def explore_graph(
         for label, nxt, found in steps:
             count += 1
             if not canonical_done:
-                nxt = canonical(nxt)
+                nxt = canonical(nxt)  # type: ignore[misc]  # not None when not canonical_done
             room = max_states is None or len(builder) < max_states
             j = builder.seen(nxt, may_add=room)
             if j < 0:
@@ -450,6 +458,10 @@ def _reverse(graph: StateGraph) -> tuple[array, array]:
     return counts, sources
 
 
+# bytes.translate table turning 0 into 1 and 1 into 0 (mypyc cannot compile iterating a bytearray).
+_NEGATED = bytes([1, 0]) + bytes(254)
+
+
 def cannot_reach(graph: StateGraph, targets: Iterable[int], within: bytearray | None = None) -> bytearray:
     """``bad[i] == 1`` iff no state of ``targets`` is reachable from state ``i`` (the graph must
     have been explored completely, with edges). With ``within``, only paths through states
@@ -471,7 +483,7 @@ def cannot_reach(graph: StateGraph, targets: Iterable[int], within: bytearray | 
             if not good[i] and (within is None or within[i]):
                 good[i] = 1
                 stack.append(i)
-    return bytearray(1 - g for g in good)
+    return good.translate(_NEGATED)
 
 
 def lasso(graph: StateGraph, bad: bytearray, start: int) -> tuple[list, list]:

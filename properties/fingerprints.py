@@ -80,7 +80,7 @@ class FingerprintTable:
         size = len(keys)
         if size != len(numbers) or size < 16 or size & (size - 1):
             raise ValueError("fingerprint slots of unequal or non-power-of-two length")
-        table = cls.__new__(cls)
+        table = cls(capacity=8)   # its (small) empty slots are replaced at once
         table._keys, table._numbers, table._mask = keys, numbers, size - 1
         table._used = size - keys.count(_EMPTY)
         if table._used * 2 > table._mask:

@@ -43,9 +43,11 @@ Example
 
 from __future__ import annotations
 
+import builtins
+import operator
 import random
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 
 from flipcheck.model import barriers as bar
 from flipcheck.model.protocol import (
@@ -58,7 +60,6 @@ from .protocol_properties import (
 )
 from .protocol_reduction import REDUCTIONS, ample_function, forget_restore_data, sound_reduction
 from .protocol_symmetry import canonical_function
-from .violation import Violation
 
 __all__ = ["Counterexample", "TraceStep", "JobExploration", "GRAPH_PROPERTIES", "explore_job", "replay", "simulate",
            "end_state", "canonical", "checkpoint_ids", "rename_ids", "rename_label", "edge_label",
@@ -75,7 +76,7 @@ class Counterexample:
     labels: list
     cycle: list = field(default_factory=list)
 
-    @property
+    @builtins.property   # the field above named ``property`` hides the builtin in this class
     def length(self) -> int:
         return len(self.labels) + len(self.cycle)
 
@@ -96,7 +97,7 @@ class JobExploration:
     graph: StateGraph
     counterexamples: list
     reduction: str = "none"
-    coverage: object = None   # a protocol_coverage.Coverage when asked for (explore_job's coverage)
+    coverage: Any = None   # a protocol_coverage.Coverage when asked for (explore_job's coverage)
 
     @property
     def states(self) -> int:
@@ -251,10 +252,11 @@ def _ids_to_rename(state: JobState) -> list[int] | None:
     return None if not ids or ids[-1] == len(ids) else ids
 
 
-def rename_ids(state: JobState, mapping: dict) -> JobState:
+def rename_ids(state: JobState, mapping: dict[int, int]) -> JobState:
     """``state`` with every checkpoint id ``k > 0`` replaced by ``mapping[k]`` (0 and -1 mean none;
     the EOI sentinel stays)."""
-    m = lambda k: mapping.get(k, k)  # noqa: E731
+    def m(k: int) -> int:
+        return mapping.get(k, k)
 
     def snap_(snap: Snapshot) -> Snapshot:
         if not snap.transactions:
@@ -503,7 +505,7 @@ def _stuck(graph: StateGraph) -> bytearray:
     """``stuck[i]``: from state ``i`` neither the end of the job nor a deadlock can be reached."""
     no_end = cannot_reach(graph, graph.finals)
     no_deadlock_reachable = cannot_reach(graph, graph.deadlocks)
-    return bytearray(a & b for a, b in zip(no_end, no_deadlock_reachable))
+    return bytearray(map(operator.and_, no_end, no_deadlock_reachable))
 
 
 def _hopeless(graph: StateGraph) -> int:
@@ -613,7 +615,7 @@ def simulate(job: Job, walks: int, seed: int | str = 0, max_steps: int = 10_000)
             label, nxt, notes = options[rng.randrange(len(options))]
             labels.append(label)
             total += 1
-            problems: list[Violation] = check_step(job, state, label, notes, nxt) if notes else []
+            problems = check_step(job, state, label, notes, nxt) if notes else []
             if problems:
                 return Counterexample(problems[0].property, problems[0].message, labels), total
             state = nxt

@@ -40,7 +40,7 @@ re-searches the full model for the shortest trace of each violated property.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from flipcheck.model.protocol import Job, JobState, Snapshot
 from flipcheck.model.protocol.switches import RULE_METHODS, overridden
@@ -121,7 +121,8 @@ class _Closure:
 
     def grow(self, start: int, limit: int | None = None) -> list[int] | None:
         first = transition(self.steps[start][0])
-        parent = {first: None}   # also the set grown so far
+        parent: dict[Any, Any] = {first: None}   # also the set grown so far
+        group: Any  # a transition, then None at the root of the parent chain
         work, positions = [first], []
         enabled, neighbours, work_out, poisoned = self.enabled, self.neighbours, self._work_out, self.poisoned
         if first in poisoned:

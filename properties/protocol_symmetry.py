@@ -38,7 +38,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from itertools import permutations, product
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from flipcheck.model import barriers as bar
 from flipcheck.model.protocol import DATA, Job, JobState, Snapshot
@@ -222,8 +222,9 @@ def permute(job: Job, symmetry: Symmetry, state: JobState) -> JobState:
             outbox=tuple((k, snapshot(t, snap)) for k, snap in ts.outbox),
             txn=None if ts.txn is None else recs(ts.txn), precommitted=txns(ts.precommitted),
             recovered=txns(ts.recovered))
-    queues = [None] * len(job.channels)
+    queues: list[Any] = [None] * len(job.channels)
     received = [0] * len(job.channels)
+    c: Any  # a channel's index, then the coordinator
     for c, queue in enumerate(state.queues):
         queues[symmetry.channels[c]] = tuple((DATA, records_of[m[1]]) if m[0] == DATA else m for m in queue)
         received[symmetry.channels[c]] = state.received[c]
@@ -273,6 +274,7 @@ def canonical_function(job: Job) -> Callable[[JobState], JobState]:
         # The order key of a renamed state is the renamed key (_renamed_key): only the winner is
         # built; the per-task part decides most comparisons, so the per-channel part waits.
         per_task, per_channel = _order_key(state)
+        tied: list[Any]
         best_tasks, best_channels, tied = per_task, per_channel, [None]   # None: the state itself
         for symmetry, task_source, channel_source in inverses:
             tasks = tuple(map(per_task.__getitem__, task_source))

@@ -66,8 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from flipcheck import __version__
+    from flipcheck.compiled import build_label
 
-    parser.add_argument("--version", action="version", version=f"flipcheck {__version__}")
+    parser.add_argument("--version", action="version", version=f"flipcheck {__version__}, {build_label()}",
+                        help="show the version and which build of the explorer runs (compiled or pure Python)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_OneLineErrorParser)
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(f"{__name__}.{module_name}")

@@ -16,7 +16,9 @@ Benchmarks (speed goals are measured here, never by timed tests).
   flipcheck bench explore   distinct states per second and bytes per state exploring the
                             whole-job protocol (generators/protocol.py example graphs, every
                             mode, 0 and 1 failover), keeping states and keeping fingerprints,
-                            and with each reduction (--reduction por, symmetry, all)
+                            and with each reduction (--reduction por, symmetry, all);
+                            with --builds instead: pure-Python and compiled states/s side by
+                            side on every pinned configuration (docs/compiled.md)
   flipcheck bench flink     one small real Flink job (source -> map -> two-phase-commit sink,
                             parallelism 2): wall time split into compile, JVM start, job,
                             total and validation (conform); the JVM's listening addresses and
@@ -38,6 +40,7 @@ EPILOG = """\
 examples:
   flipcheck bench plan
   flipcheck bench plan --algorithms flink,naive,wiki-a --budget 10 --json
+  flipcheck bench explore --builds --budget 0.2
 
 Measurements predicted to take longer than --budget seconds are skipped and shown as such.
 Each option applies to the benchmarks named in its help (--repeat: 1..100); giving it to another
@@ -52,13 +55,13 @@ TARGETS = ("plan", "barriers", "explore", "sweep", "flink", "conform")
 OPTIONS = {
     "plan": ("algorithms", "budget", "json"),
     "barriers": ("json",),
-    "explore": ("json",),
+    "explore": ("json", "builds", "budget"),
     "sweep": ("budget", "repeat", "suites", "json"),
     "flink": ("json", "flink", "flink_home", "jobs", "master"),
     "conform": ("lines", "json", "dir"),
 }
-DEFAULTS = {"algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None, "lines": 100_000, "dir": None,
-            "jobs": None, "master": None}
+DEFAULTS = {"builds": False, "algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None, "lines": 100_000,
+            "dir": None, "jobs": None, "master": None}
 MAX_JOBS = 10_000
 MAX_REPEAT = 100
 
@@ -68,8 +71,12 @@ def configure(parser) -> None:
 
     parser.add_argument("target", choices=TARGETS, metavar="TARGET", help="what to measure: %(choices)s")
     parser.add_argument("--algorithms", type=name, help="plan: comma-separated plan algorithms (default: flink,naive)")
+    parser.add_argument("--builds", action="store_const", const=True,
+                        help="explore: the pure-Python and the compiled build side by side, each in fresh processes, "
+                             "on every pinned protocol configuration (tests/manifests/protocol.json) whose pinned "
+                             "time fits --budget")
     parser.add_argument("--budget", type=seconds, metavar="SECONDS",
-                        help="plan, sweep: skip a measurement predicted to exceed this many seconds, at most 86,400 "
+                        help="plan, sweep, explore --builds: skip a measurement predicted to exceed this many seconds, at most 86,400 "
                              "(default: 30)")
     parser.add_argument("--json", action="store_true", help="one JSON object per measurement")
     parser.add_argument("--repeat", type=bounded_int(1, MAX_REPEAT), metavar="N",
@@ -122,6 +129,49 @@ def _bench_barriers(args) -> int:
 
 
 REDUCED = ("por", "symmetry", "all")   # the reductions bench explore measures beside none
+
+
+def _bench_builds(args) -> int:
+    """Pure-Python against compiled states/s per pinned configuration (flipcheck.bench.builds);
+    exit code 1 if the two builds disagree on any count, verdict or trace length."""
+    from flipcheck.bench.builds import compare, pinned_configurations
+
+    same_fields = ("states", "transitions", "complete", "violated", "trace_lengths")
+    disagree, build = 0, "-"
+    if not args.json:
+        print(f"{'configuration':<32} {'states':>8} {'pure st/s':>10} {'compiled st/s':>13} {'ratio':>6} "
+              f"{'wall ratio':>10} {'B/state':>8} {'same':>5}")
+    for config, pinned_seconds in pinned_configurations():
+        name = (f"{config['graph']}" + (f" p{config['parallelism']}" if config.get("parallelism", 1) > 1 else "")
+                + f" {config['mode']} r{'*' if config['records'] is None else config['records']}"
+                + f" c{config['checkpoints']} f{config['failures']}" + (" swsp" if config["stop_with_savepoint"] else ""))
+        if pinned_seconds > args.budget:
+            print(json.dumps({"config": config, "skipped_pinned_seconds": pinned_seconds}) if args.json else
+                  f"{name:<32} skipped (pinned {pinned_seconds:,.1f} s > --budget)", flush=True)
+            continue
+        pure, compiled = compare(config)
+        built, build = compiled["compiled_modules"] > 0, compiled["build"]
+        same = all(pure[f] == compiled[f] for f in same_fields)
+        disagree += not same
+        ratio = compiled["states_per_cpu_second"] / pure["states_per_cpu_second"] if built else None
+        wall_ratio = compiled["states_per_second"] / pure["states_per_second"] if built else None
+        if args.json:
+            print(json.dumps({"config": config, "states": pure["states"], "build": compiled["build"],
+                              "pure_states_per_cpu_second": pure["states_per_cpu_second"],
+                              "compiled_states_per_cpu_second": compiled["states_per_cpu_second"] if built else None,
+                              "ratio": round(ratio, 2) if ratio else None,
+                              "wall_ratio": round(wall_ratio, 2) if wall_ratio else None,
+                              "pure_seconds": pure["seconds"], "compiled_seconds": compiled["seconds"],
+                              "bytes_per_state": pure["bytes_per_state"], "same_verdict": same}), flush=True)
+        else:
+            print(f"{name:<32} {pure['states']:>8} {pure['states_per_cpu_second']:>10,} "
+                  f"{(format(compiled['states_per_cpu_second'], ',') if built else 'not built'):>13} "
+                  f"{(f'x{ratio:.2f}') if ratio else '-':>6} {(f'x{wall_ratio:.2f}') if wall_ratio else '-':>10} "
+                  f"{pure['bytes_per_state']:>8} {str(same):>5}", flush=True)
+    if not args.json:
+        print(f"the default build: {build}. States/s per core: CPU time of the search alone (imports excluded); "
+              "wall ratio: the same in wall time. r* = the graph's own records, swsp = stop-with-savepoint")
+    return 1 if disagree else 0
 
 
 def _bench_explore(args) -> int:
@@ -277,7 +327,7 @@ def run(args) -> int:
     if args.target == "barriers":
         return _bench_barriers(args)
     if args.target == "explore":
-        return _bench_explore(args)
+        return _bench_builds(args) if args.builds else _bench_explore(args)
     if args.target == "sweep":
         from flipcheck.bench.sweep import report
 

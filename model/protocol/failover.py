@@ -124,7 +124,7 @@ def _restored_channels(job: Job, restore) -> list:
     captured input records, then the upstream's captured output records (J5u): the downstream
     captured what it polled before the barrier reached it, ahead of whatever was still queued
     when the upstream's barrier overtook."""
-    queues = [()] * len(job.channels)
+    queues: list[tuple] = [()] * len(job.channels)
     if restore is None:
         return queues
     for ch in job.channels:

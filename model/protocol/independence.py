@@ -102,7 +102,7 @@ def transition(label: tuple) -> tuple:
 
 def transitions(job: Job) -> tuple:
     """Every transition of ``job`` but a task's failure and the failover (F0, F1)."""
-    found = []
+    found: list[tuple] = []
     for t, info in enumerate(job.tasks):
         if info.is_source:
             found += [("emit", t), ("end-of-data", t)]
@@ -417,7 +417,7 @@ def _trigger_enablers(job: Job, s: JobState) -> tuple | None:
     if pending is not None:
         # Completion needs every awaited acknowledgement, so one of them is enough here.
         waiting = pending.wait & ~pending.acked
-        found = [("ack", waiting.bit_length() - 1)] if waiting else []
+        found: list[tuple] = [("ack", waiting.bit_length() - 1)] if waiting else []
         for u, us in enumerate(s.tasks):
             source = job.tasks[u].is_source
             if s.rpcs[u] and (not us.active or not source or job.stop_with_savepoint):
@@ -440,7 +440,7 @@ def _trigger_enablers(job: Job, s: JobState) -> tuple | None:
         return None
     # C3 without data: ``learned`` and a final checkpoint missing. Both change only when a report
     # arrives or a task ends its data (C1, J1, J4); a missing final checkpoint stays missing.
-    ending = [("report-finished", u) for u in range(len(job.tasks)) if c.finished_reports >> u & 1]
+    ending: list[tuple] = [("report-finished", u) for u in range(len(job.tasks)) if c.finished_reports >> u & 1]
     for u, us in enumerate(s.tasks):
         if us.phase == RUNNING:
             ending += [("end-of-data", u)] if job.tasks[u].is_source else [

@@ -25,7 +25,7 @@ notes: the one mapping from steps to rules, for per-rule coverage.
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from .coordinator import receive_acknowledgement, receive_finished_reports, stop_with_savepoint, trigger
 from .failover import failover, task_failure
@@ -38,7 +38,7 @@ from .tasks import (
 __all__ = ["RULES", "NOT_EXPLORED", "rules_of", "SOURCE_ACTIONS", "INPUT_TASK_ACTIONS", "COORDINATOR_ACTIONS", "initial_state", "is_end", "successors", "run"]
 
 # ``action(job, state, t)`` for every source ``t``.
-SOURCE_ACTIONS = (
+SOURCE_ACTIONS: tuple[Callable[..., Any], ...] = (
     emit,                     # ("emit", t, record)                J1/J2
     end_of_data,              # ("end-of-data", t)                 J1
     finish,                   # ("finish", t)                      J7
@@ -48,7 +48,7 @@ SOURCE_ACTIONS = (
 )
 
 # ``action(job, state, t)`` for every task ``t`` with inputs.
-INPUT_TASK_ACTIONS = (
+INPUT_TASK_ACTIONS: tuple[Callable[..., Any], ...] = (
     receive,                  # ("receive", t, input, message)     J3/J4 (J2, J5, J6 through the handler)
     poll_released,            # ("poll-released", t, input)        J3 (a variant only)
     finish,                   # ("finish", t)                      J7
@@ -58,7 +58,7 @@ INPUT_TASK_ACTIONS = (
 )
 
 # ``action(job, state)``, after every task's actions.
-COORDINATOR_ACTIONS = (
+COORDINATOR_ACTIONS: tuple[Callable[..., Any], ...] = (
     receive_finished_reports,  # ("report-finished", t)            C1
     trigger,                   # ("trigger", id)                   C2/C3/C6
     stop_with_savepoint,       # ("stop-with-savepoint", id)       C7
@@ -87,7 +87,7 @@ NOT_EXPLORED = {
 def _snapshot_rules(job: Job, s: JobState, nxt: JobState, note: tuple) -> tuple:
     """J5 (and J5u, S2, J6, J9) for a ``("snapshot", t, k)`` note."""
     _, t, k = note
-    found = ("J5",)
+    found: tuple[str, ...] = ("J5",)
     if job.mode == "unaligned" and job.tasks[t].outputs:
         found += ("J5u",)                       # the barrier went out as a priority event
     if job.tasks[t].sink_v2:

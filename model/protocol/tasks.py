@@ -364,7 +364,7 @@ def _start_checkpoint(n: Step, t: int, k: int) -> bool:
     return True
 
 
-def _capture(n: Step, t: int, k: int, local: int, record: int) -> None:
+def _capture(n: Step, t: int, k: int, local: int, record: int | None) -> None:
     """J5 (unaligned): the record just polled on input ``local`` is in-flight data of ``k``."""
     ts = n.tasks[t]
     if ts.snapshot is not None and ts.snapshot[0] == k:

@@ -232,6 +232,7 @@ def test_numbers_are_finite_ascii_and_bounded_everywhere(argv, option, capsys):
     (["bench", "sweep", "--algorithms", "flink"], "--algorithms"),
     (["bench", "plan", "--flink", "1.14.6"], "--flink"),
     (["bench", "conform", "--flink-home", "/nonexistent"], "--flink-home"),
+    (["bench", "plan", "--builds"], "--builds"),
 ])
 def test_bench_options_that_do_not_apply_are_usage_errors(argv, option, capsys):
     assert_one_line_exit_2(argv, capsys, option, "does not apply")
