@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from compiled_build import patches_compiled
 
 from flipcheck.cli import main
 from flipcheck.flink.conform import conform_files
@@ -43,6 +44,7 @@ def test_a_stored_real_run_conforms_with_every_check(name):
     assert "not checked" not in next(c for c in result.checks if c.name == "committed-output").detail
 
 
+@patches_compiled("flipcheck.model.protocol.failover", "_trigger_may_be_under_way()")
 def test_a_failover_that_uses_up_an_id_needs_rule_f1b(monkeypatch):
     """Without F1b the model cannot explain the skipped id (flip147 facts §4.6)."""
     run = RUNS / "chain-failover-burned-id"
@@ -73,6 +75,7 @@ def test_the_lines_between_a_tasks_failure_and_its_handling_are_read():
     assert _conform(run).conforms
 
 
+@patches_compiled("flipcheck.model.protocol.tasks", "decline()")
 def test_a_trigger_declined_by_the_failed_task_settles_divergence_24(monkeypatch):
     """Divergence 24: the failed reader declines checkpoint 2 (TASK_NOT_READY) before the
     JobManager handles its failure, and the failover aborts checkpoint 3. The failed task's

@@ -78,7 +78,7 @@ LAYER_FORMS = {
     "model": ("{stem}",),
     "reference_impl": ("{stem}", "{stem}_variants"),
     "properties": ("{stem}_properties", "{stem}_explore", "{stem}_reduction", "{stem}_symmetry", "{stem}_replay",
-                   "{stem}_trace_validation", "{stem}_coverage",
+                   "{stem}_trace_validation", "{stem}_coverage", "{stem}_abstraction",
                    "z3_{stem}"),
     "generators": ("{stem}",),
 }
