@@ -26,6 +26,8 @@ measured from its log (coverage), never assumed from its faults.
 ...                                       {"id": "sink", "parallelism": 1}],
 ...                          "edges": [{"source": "src", "target": "sink", "pattern": "ALL_TO_ALL"}]})
 >>> fault_for_moment(graph, "src", 1, "checkpoint-pending")
+'--fault snapshot-throw:src:1@1'
+>>> fault_for_moment(graph, "src", 1, "checkpoint-pending", kinds=frozenset())   # --fail only
 '--fail src:1@10'
 >>> from flipcheck.generators.choices import SeededChooser
 >>> mutate(graph, ("--fail src:1@10",), SeededChooser.for_case("doc", 0)) != ("--fail src:1@10",)
