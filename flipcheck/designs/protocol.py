@@ -107,7 +107,7 @@ EXPLORATION_CONFIGS = (
 # -- what flipcheck.explore searches when the configuration is left to it -------------------------
 
 # flipcheck.explore and the pytest plugin, given no graph: configurations that together can show
-# each kind of change in the mutant catalogue (tests/slow/test_first_configurations.py), 14,844
+# each kind of change in the mutant catalogue (tests/quality/test_first_configurations.py), 16,471
 # states for a protocol that breaks nothing. Two sources (the tutorial's graph): either may finish
 # first, so one finishes while the other still runs and the timer goes on triggering (the plan,
 # C2; the exit rule, J7). Records make two sources expensive (one each: 41,920 states aligned), and
