@@ -1,0 +1,243 @@
+"""One whole-job exploration on every core of one machine (``flipcheck explore --workers N``).
+
+The search runs breadth-first, one level per round, like the Spark exploration
+(:mod:`.spark`) and with its expansion and numbering (:mod:`.expansion`):
+
+1. worker ``w`` of ``N`` (a forked process) owns the states whose fingerprint is ``w`` modulo
+   ``N``, and expands the level's states it owns; it keeps each successor where it was made and
+   sends the driver the steps only (labels, fingerprints, violations, marks), one batch a level;
+2. the driver merges the batches by state number and numbers the new states in the order the
+   single-process explorer would (:func:`~.expansion.number_level`: the same
+   :class:`~flipcheck.properties.explore.GraphBuilder`, its seen-set and the graph that the
+   liveness properties need);
+3. it sends every worker the new states' numbers; the worker that expanded a new state's
+   parent sends the state to its owner, in one batch per owner, unless it owns it itself. A
+   state crosses a process only when its owner changes.
+
+So the counts, the state numbers and the counterexamples are those of ``flipcheck explore``
+without ``--workers``, number for number. Workers are forked: they share the driver's hash
+seed, so their fingerprints agree. The liveness properties are judged after the search on the
+driver's graph (:func:`~flipcheck.properties.protocol_explore.counterexamples`): deadlocks are
+found during the expansions, the backward searches (cannot reach the end, hopeless aborts, the
+lasso) stay serial, see docs/protocol.md.
+
+A killed run starts again from the beginning (``--resume-dir`` needs ``--master``).
+
+Example
+-------
+>>> from flipcheck.generators.protocol import example_graph
+>>> from flipcheck.properties.protocol_explore import explore_job
+>>> spec = job_spec(example_graph("pair"), "cancel-pending-on-finish", {"records": 1})
+>>> spread = explore_job_on_workers(spec, workers=2)
+>>> alone = explore_job(job_from_spec(spec), store="fingerprints")
+>>> (spread.states, spread.transitions) == (alone.states, alone.transitions)
+True
+>>> [c.labels for c in spread.counterexamples] == [c.labels for c in alone.counterexamples]
+True
+"""
+
+from __future__ import annotations
+
+import heapq
+import multiprocessing
+import os
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Callable
+
+from flipcheck.errors import UsageError
+from flipcheck.properties.explore import GraphBuilder, StateGraph
+from flipcheck.properties.protocol_explore import JobExploration, counterexamples
+from flipcheck.properties.protocol_reduction import sound_reduction
+from flipcheck.reference_impl.user_variants import failure_in_variant
+
+from .expansion import coverage_of, expand, initial, job_from_spec, job_spec, number_level, spec_text
+
+__all__ = ["explore_job_on_workers", "WorkersReport", "default_workers", "job_spec", "job_from_spec"]
+
+
+def default_workers() -> int:
+    """Every core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:   # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class WorkersReport:
+    """Where a run's time went: the driver's serial work (merging and numbering, while the
+    workers wait) against the wall time, and the CPU seconds of the driver and of all workers."""
+
+    workers: int
+    wall_seconds: float = 0.0
+    driver_serial_seconds: float = 0.0
+    driver_serial_cpu_seconds: float = 0.0
+    driver_cpu_seconds: float = 0.0
+    workers_cpu_seconds: float = 0.0
+    slowest_worker_cpu_seconds: float = 0.0   # per level the busiest worker's CPU seconds, summed
+    states_moved: int = 0     # states sent to another worker, their fingerprint's owner
+
+    @property
+    def driver_cpu_share(self) -> float:
+        total = self.driver_cpu_seconds + self.workers_cpu_seconds
+        return self.driver_cpu_seconds / total if total else 0.0
+
+    @property
+    def serial_share(self) -> float:
+        return self.driver_serial_seconds / self.wall_seconds if self.wall_seconds else 0.0
+
+    @property
+    def critical_cpu_seconds(self) -> float:
+        """The run's wall time on as many free cores as processes: per level the busiest worker,
+        then the driver's serial work (the rest of the driver's CPU, judging included, too)."""
+        return self.slowest_worker_cpu_seconds + self.driver_cpu_seconds
+
+
+class WorkerFailed(RuntimeError):
+    """A worker raised in flipcheck's own code: its traceback is the message."""
+
+
+def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
+    """A worker: answers the driver's commands until ``stop``. ``level`` holds the states of the
+    level it owns, in number order; ``held`` the successors its last expansion made."""
+    level: list = []
+    held: dict = {}
+    expanded: set = set()
+    try:
+        while True:
+            command, payload = conn.recv()
+            if command == "level":
+                level = payload
+            elif command == "expand":
+                started = time.process_time()
+                held, steps = {}, []
+                for record in expand(text, level):
+                    if record[0] == "state":
+                        held[record[1]] = record[2]
+                    else:
+                        steps.append(record[1:])
+                expanded = {number for _, (number, _) in level}
+                level = []
+                conn.send((steps, time.process_time() - started))
+            elif command == "route":
+                started = time.process_time()
+                outgoing: list = [[] for _ in range(count)]
+                for key, state in held.items():
+                    entry = payload.get(key)
+                    if entry is not None and entry[1] in expanded:   # made here first: send it on
+                        outgoing[key % count].append((key, (entry[0], state)))
+                held, expanded = {}, set()
+                for other in range(count):
+                    if other != me:
+                        inboxes[other].put(outgoing[other])
+                level = outgoing[me]
+                for _ in range(count - 1):
+                    level.extend(inboxes[me].get())
+                level.sort(key=lambda item: item[1][0])
+                conn.send((sum(len(outgoing[o]) for o in range(count) if o != me), time.process_time() - started))
+            elif command == "stop":
+                conn.send((time.process_time(), coverage_of(text)))
+                return
+    except BaseException as error:   # noqa: BLE001 - reported to the driver, which raises it
+        conn.send((_FAILED, failure_in_variant(error), traceback.format_exc()))
+
+
+_FAILED = "flipcheck worker failed"
+
+
+def _receive(conn):
+    answer = conn.recv()
+    if isinstance(answer, tuple) and len(answer) == 3 and answer[0] == _FAILED:
+        _, in_variant, trace = answer
+        if in_variant is not None:   # a user's variant raised: a bad option, as in one process
+            raise UsageError(in_variant)
+        raise WorkerFailed(trace)
+    return answer
+
+
+def explore_job_on_workers(spec: dict, *, workers: int | None = None, max_states: int | None = None,
+                           liveness: bool = True, progress: Callable[[StateGraph, float], None] | None = None,
+                           progress_every: float = 2.0, reduction: str = "none", coverage: bool = False,
+                           report: WorkersReport | None = None) -> JobExploration:
+    """Explore the job of ``spec`` (:func:`job_spec`) level by level on ``workers`` forked
+    processes (default: every core); the result equals
+    :func:`~flipcheck.properties.protocol_explore.explore_job` with ``store="fingerprints"``, the
+    same ``reduction`` and ``coverage``. ``report`` (a :class:`WorkersReport`) is filled in with
+    where the time went."""
+    count = workers or default_workers()
+    job = job_from_spec(spec)
+    reduction = sound_reduction(job, reduction)
+    text = spec_text(spec, reduction, coverage)
+    report = report if report is not None else WorkersReport(count)
+    report.workers = count
+    started, cpu_started = time.perf_counter(), time.process_time()
+    key, state, mark, problems = initial(text)   # also builds the job, which the workers inherit
+    builder = GraphBuilder("fingerprints", edges=liveness)
+    builder.seen(None, key=key)
+    builder.add(None, -1, None, 0, mark, problems)
+    graph = builder.graph
+    context = multiprocessing.get_context("fork")
+    inboxes = [context.Queue() for _ in range(count)]
+    pipes = [context.Pipe() for _ in range(count)]
+    processes = [context.Process(target=_serve, args=(text, w, count, pipes[w][1], inboxes), daemon=True)
+                 for w in range(count)]
+    for process in processes:
+        process.start()
+    conns = [ours for ours, _ in pipes]
+    measured = None
+    stopped = False
+    try:
+        for w, conn in enumerate(conns):
+            conn.send(("level", [(key, (0, state))] if key % count == w else []))
+        truncated = False
+        depth = 0
+        next_report = started + progress_every
+        while True:
+            for conn in conns:
+                conn.send(("expand", None))
+            answers = [_receive(conn) for conn in conns]
+            batches = [steps for steps, _ in answers]
+            report.slowest_worker_cpu_seconds += max(cpu for _, cpu in answers)
+            serial, serial_cpu = time.perf_counter(), time.process_time()
+            results = list(heapq.merge(*batches, key=lambda step: step[0]))
+            if not results:
+                break
+            depth += 1
+            fresh, cut = number_level(builder, depth, results, max_states)
+            truncated = truncated or cut
+            parents = graph.parent
+            routes = {key: (number, parents[number]) for key, number in fresh.items()}
+            report.driver_serial_seconds += time.perf_counter() - serial
+            report.driver_serial_cpu_seconds += time.process_time() - serial_cpu
+            for conn in conns:
+                conn.send(("route", routes))
+            answers = [_receive(conn) for conn in conns]
+            report.states_moved += sum(moved for moved, _ in answers)
+            report.slowest_worker_cpu_seconds += max(cpu for _, cpu in answers)
+            now = time.perf_counter()
+            if progress is not None and now >= next_report:
+                progress(graph, now - started)
+                next_report = now + progress_every
+        for conn in conns:
+            conn.send(("stop", None))
+        for conn in conns:
+            cpu, covered = _receive(conn)
+            report.workers_cpu_seconds += cpu
+            if covered is not None:
+                measured = covered if measured is None else (measured.add(covered) or measured)
+        stopped = True
+    finally:
+        for process in processes:
+            if not stopped:   # a worker failed or we were interrupted: the others may wait forever
+                process.terminate()
+            process.join()
+        for queue in inboxes:
+            queue.close()
+    graph.complete = not truncated and graph.expanded == len(builder)
+    graph.seconds = time.perf_counter() - started
+    found = counterexamples(job, graph, liveness, reduction)
+    report.wall_seconds = time.perf_counter() - started
+    report.driver_cpu_seconds = time.process_time() - cpu_started
+    return JobExploration(job, graph, found, reduction, measured)
