@@ -16,7 +16,9 @@ Benchmarks (speed goals are measured here, never by timed tests).
   flipcheck bench explore   distinct states per second and bytes per state exploring the
                             whole-job protocol (generators/protocol.py example graphs, every
                             mode, 0 and 1 failover), keeping states and keeping fingerprints,
-                            and with each reduction (--reduction por, symmetry, all)
+                            and with each reduction (--reduction por, symmetry, all);
+                            then one process against --workers 2 in wall time, on every
+                            pinned configuration over 50,000 states (--tables stores,workers)
   flipcheck bench flink     one small real Flink job (source -> map -> two-phase-commit sink,
                             parallelism 2): wall time split into compile, JVM start, job,
                             total and validation (conform); the JVM's listening addresses and
@@ -49,12 +51,13 @@ TARGETS = ("plan", "barriers", "explore", "sweep", "flink", "conform")
 OPTIONS = {
     "plan": ("algorithms", "budget", "json"),
     "barriers": ("json",),
-    "explore": ("json",),
+    "explore": ("json", "tables"),
     "sweep": ("budget", "repeat", "suites", "json"),
     "flink": ("json", "flink", "flink_home"),
     "conform": ("lines", "json", "dir"),
 }
-DEFAULTS = {"algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None, "lines": 100_000, "dir": None}
+DEFAULTS = {"algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None, "lines": 100_000, "dir": None,
+            "tables": "stores,workers"}
 MAX_REPEAT = 100
 
 
@@ -74,6 +77,9 @@ def configure(parser) -> None:
                         help="conform: about how many lines the real job's log should have (default: 100,000)")
     parser.add_argument("--dir", metavar="DIR", help="conform: time accepting and rejecting (altered) logs of "
                                                      "this flipcheck flink run directory, without a new job")
+    parser.add_argument("--tables", type=name, metavar="A,B",
+                        help="explore: stores (the stores and reductions, one process) and/or workers (one "
+                             "process against --workers 2, wall time; default: stores,workers)")
     from flipcheck.cli.flink import add_release_options
 
     add_release_options(parser)  # flink: the release (flipcheck flink run --help)
@@ -182,6 +188,31 @@ def _bench_explore(args) -> int:
     return 0
 
 
+EXPLORE_TABLES = ("stores", "workers")
+
+
+def _explore_tables(args) -> list[str]:
+    from flipcheck.errors import UsageError
+
+    tables = args.tables.split(",")
+    unknown = [t for t in tables if t not in EXPLORE_TABLES]
+    if unknown:
+        raise UsageError(f"--tables: unknown table {unknown[0]!r} (expected {' or '.join(EXPLORE_TABLES)})")
+    return tables
+
+
+def _bench_explore_workers(args) -> int:
+    """The single-process search against ``--workers 2`` (flipcheck/bench/explore_workers.py)."""
+    from flipcheck.bench.explore_workers import HEADER, configurations, measure, report_line
+
+    if not args.json:
+        print(HEADER)
+    for config in configurations():
+        row = measure(config)
+        print(json.dumps(row) if args.json else report_line(row), flush=True)
+    return 0
+
+
 def _bench_flink(args) -> int:
     from flipcheck.bench.flink import bench_flink, report_lines
     from flipcheck.flink.engine import run_summary
@@ -253,7 +284,9 @@ def run(args) -> int:
     if args.target == "barriers":
         return _bench_barriers(args)
     if args.target == "explore":
-        return _bench_explore(args)
+        tables = _explore_tables(args)
+        code = _bench_explore(args) if "stores" in tables else 0
+        return _bench_explore_workers(args) if "workers" in tables else code
     if args.target == "sweep":
         from flipcheck.bench.sweep import report
 

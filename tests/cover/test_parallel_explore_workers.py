@@ -96,3 +96,22 @@ def test_the_cli_gives_the_same_json_whatever_the_workers(capsys):
 def test_workers_options_that_cannot_hold_are_one_line_exit_2(capsys, args, named):
     code, out, err = _cli(capsys, *args)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and named in err
+
+
+def test_the_bench_row_compares_one_process_and_two_workers_on_a_pinned_configuration():
+    from flipcheck.bench.explore_workers import configurations, measure, report_line
+
+    smallest = min(configurations(min_states=0), key=lambda c: c["states"])
+    row = measure(smallest)
+    assert row["states"] == smallest["states"] and row["workers"] == 2
+    assert 0 < row["driver_cpu_share"] < 1 and 0 < row["moved_per_state"] < 1
+    assert row["projected_speedup"] > 0 and str(row["states"]) in report_line(row)
+    assert all(c["states"] > 50_000 for c in configurations())
+
+
+@pytest.mark.parametrize("argv, named", [(["bench", "explore", "--tables", "stores,nope"], "'nope'"),
+                                         (["bench", "plan", "--tables", "workers"], "does not apply")])
+def test_bench_tables_bad_input_is_one_line_exit_2(capsys, argv, named):
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and len(captured.err.strip().splitlines()) == 1 and named in captured.err
