@@ -86,7 +86,7 @@ def expand(text: str, items):
     ``("state", fingerprint, successor)``, kept where it was made for the next level."""
     job, f = _functions(text)
     ample = f.get("ample")
-    kept: set = set()
+    judged: dict = {}   # fingerprint -> (mark, own violations) of each successor made in this batch
     for _, (number, state) in items:
         steps: list = []
         successors: list | None = [] if ample is not None else None   # only the reduction reads them
@@ -95,10 +95,11 @@ def expand(text: str, items):
             if successors is not None:
                 successors.append((label, nxt, found))
             key = fingerprint(nxt)
-            steps.append((label, key, list(found), f["mark"](nxt), list(f["check_state"](nxt))))
-            if key not in kept:
-                kept.add(key)
+            known = judged.get(key)
+            if known is None:   # a state reached again in the batch is judged once
+                known = judged[key] = (f["mark"](nxt), list(f["check_state"](nxt)))
                 yield "state", key, nxt
+            steps.append((label, key, list(found), known[0], known[1]))
         chosen = ample(state, successors) if successors is not None and len(successors) > 1 else None
         yield "step", number, (not steps and f["is_final"](state)), steps, chosen
 

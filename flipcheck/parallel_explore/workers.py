@@ -38,6 +38,7 @@ True
 
 from __future__ import annotations
 
+import gc
 import heapq
 import multiprocessing
 import os
@@ -68,7 +69,8 @@ def default_workers() -> int:
 @dataclass
 class WorkersReport:
     """Where a run's time went: the driver's serial work (merging and numbering, while the
-    workers wait) against the wall time, and the CPU seconds of the driver and of all workers."""
+    workers wait) against the wall time, and the CPU seconds of the driver and of all workers;
+    with a reduction and a violation, the full model's search for the traces included."""
 
     workers: int
     wall_seconds: float = 0.0
@@ -124,10 +126,9 @@ def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
             elif command == "route":
                 started = time.process_time()
                 outgoing: list = [[] for _ in range(count)]
-                for key, state in held.items():
-                    entry = payload.get(key)
-                    if entry is not None and entry[1] in expanded:   # made here first: send it on
-                        outgoing[key % count].append((key, (entry[0], state)))
+                for key, (number, parent) in payload.items():
+                    if parent in expanded:   # made here first: this worker sends it on
+                        outgoing[key % count].append((key, (number, held[key])))
                 held, expanded = {}, set()
                 for other in range(count):
                     if other != me:
@@ -164,17 +165,35 @@ def explore_job_on_workers(spec: dict, *, workers: int | None = None, max_states
     """Explore the job of ``spec`` (:func:`job_spec`) level by level on ``workers`` forked
     processes (default: every core); the result equals
     :func:`~flipcheck.properties.protocol_explore.explore_job` with ``store="fingerprints"``, the
-    same ``reduction`` and ``coverage``. ``report`` (a :class:`WorkersReport`) is filled in with
-    where the time went."""
+    same ``reduction`` and ``coverage``. With a reduction, the full model's search for the shortest
+    traces runs on the workers too. ``report`` (a :class:`WorkersReport`) is filled in with where
+    the time went."""
     count = workers or default_workers()
     job = job_from_spec(spec)
     reduction = sound_reduction(job, reduction)
-    text = spec_text(spec, reduction, coverage)
     report = report if report is not None else WorkersReport(count)
     report.workers = count
     started, cpu_started = time.perf_counter(), time.process_time()
+    graph, measured = _search(spec_text(spec, reduction, coverage), count, report, max_states=max_states,
+                              edges=liveness, progress=progress, progress_every=progress_every)
+
+    def full_search(stop_when, edges):   # the full model, numbered as one process numbers it
+        return _search(spec_text(spec), count, report, edges=edges, stop_when=stop_when)[0]
+
+    found = counterexamples(job, graph, liveness, reduction, full_search=full_search)
+    report.wall_seconds = time.perf_counter() - started
+    report.driver_cpu_seconds = time.process_time() - cpu_started
+    return JobExploration(job, graph, found, reduction, measured)
+
+
+def _search(text: str, count: int, report: WorkersReport, *, max_states: int | None = None, edges: bool = True,
+            progress: Callable[[StateGraph, float], None] | None = None, progress_every: float = 2.0,
+            stop_when: Callable[[StateGraph], bool] | None = None):
+    """The graph of the job of ``text`` searched on ``count`` workers (up to ``max_states``, or
+    until ``stop_when(graph)`` holds after a level), and the coverage the workers counted."""
+    started = time.perf_counter()
     key, state, mark, problems = initial(text)   # also builds the job, which the workers inherit
-    builder = GraphBuilder("fingerprints", edges=liveness)
+    builder = GraphBuilder("fingerprints", edges=edges)
     builder.seen(None, key=key)
     builder.add(None, -1, None, 0, mark, problems)
     graph = builder.graph
@@ -183,8 +202,12 @@ def explore_job_on_workers(spec: dict, *, workers: int | None = None, max_states
     pipes = [context.Pipe() for _ in range(count)]
     processes = [context.Process(target=_serve, args=(text, w, count, pipes[w][1], inboxes), daemon=True)
                  for w in range(count)]
-    for process in processes:
-        process.start()
+    gc.freeze()   # the objects the workers inherit: their collector skips them, and their pages stay shared
+    try:
+        for process in processes:
+            process.start()
+    finally:
+        gc.unfreeze()
     conns = [ours for ours, _ in pipes]
     measured = None
     stopped = False
@@ -220,6 +243,8 @@ def explore_job_on_workers(spec: dict, *, workers: int | None = None, max_states
             if progress is not None and now >= next_report:
                 progress(graph, now - started)
                 next_report = now + progress_every
+            if stop_when is not None and stop_when(graph):
+                break
         for conn in conns:
             conn.send(("stop", None))
         for conn in conns:
@@ -237,7 +262,4 @@ def explore_job_on_workers(spec: dict, *, workers: int | None = None, max_states
             queue.close()
     graph.complete = not truncated and graph.expanded == len(builder)
     graph.seconds = time.perf_counter() - started
-    found = counterexamples(job, graph, liveness, reduction)
-    report.wall_seconds = time.perf_counter() - started
-    report.driver_cpu_seconds = time.process_time() - cpu_started
-    return JobExploration(job, graph, found, reduction, measured)
+    return graph, measured

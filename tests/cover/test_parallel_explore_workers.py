@@ -41,8 +41,8 @@ def _traces(result):
 
 
 @pytest.mark.parametrize("graph, variant, options, reduction", [
-    ("twin", "trigger-sources-only", {"records": 0}, "none"),       # a deadlock and an after-abort witness
-    ("pair", "pre-flip-147", {"records": 1}, "all"),                # step and end-of-job violations
+    ("twin", "trigger-sources-only", {"records": 0}, "all"),        # a deadlock and an after-abort witness
+    ("pair", "pre-flip-147", {"records": 1}, "por"),                # step and end-of-job violations
 ])
 def test_a_mutant_has_the_single_process_graph_and_counterexamples(graph, variant, options, reduction):
     spec = job_spec(example_graph(graph), variant, options)
@@ -55,8 +55,8 @@ def test_a_mutant_has_the_single_process_graph_and_counterexamples(graph, varian
     assert list(spread.graph.targets) == list(alone.graph.targets)
     assert _traces(spread) == _traces(alone) and spread.counterexamples
     assert spread.coverage.as_json() == alone.coverage.as_json()
-    # half the states belong to the other worker, whose fingerprints they have: they crossed once
-    assert 0 < report.states_moved < spread.states and report.workers_cpu_seconds > 0
+    # states owned by the other worker crossed (in the reduced search and the full model's)
+    assert report.states_moved > 0 and report.workers_cpu_seconds > 0
 
 
 def test_a_bounded_search_stops_where_the_single_process_one_does():
