@@ -23,7 +23,9 @@ from pathlib import Path
 
 from flipcheck.errors import UsageError
 from flipcheck.generators.protocol import example_graph
-from flipcheck.parallel_explore.workers import WorkersReport, explore_job_on_workers, job_from_spec, job_spec
+from flipcheck.parallel_explore.workers import (
+    MIN_LEVEL, WorkersReport, explore_job_on_workers, job_from_spec, job_spec,
+)
 from flipcheck.properties.protocol_explore import explore_job
 
 __all__ = ["configurations", "measure", "report_line", "HEADER", "MIN_STATES"]
@@ -55,8 +57,9 @@ def configurations(min_states: int = MIN_STATES) -> list[dict]:
     return found
 
 
-def measure(config: dict, workers: int = 2) -> dict:
-    """One row: the single-process search and ``workers`` processes on ``config``."""
+def measure(config: dict, workers: int = 2, min_level: int = MIN_LEVEL) -> dict:
+    """One row: the single-process search and ``workers`` processes on ``config`` (``min_level``:
+    :func:`~flipcheck.parallel_explore.workers.explore_job_on_workers`'s)."""
     options = {k: v for k, v in config.items() if k not in ("graph", "parallelism", "states")}
     if options.get("records") is None:
         options.pop("records", None)   # the graph's per-source flags
@@ -66,7 +69,7 @@ def measure(config: dict, workers: int = 2) -> dict:
     alone = explore_job(job_from_spec(spec), store="fingerprints")
     alone_wall, alone_cpu = time.perf_counter() - wall, time.process_time() - cpu
     report = WorkersReport(workers)
-    spread = explore_job_on_workers(spec, workers=workers, report=report)
+    spread = explore_job_on_workers(spec, workers=workers, report=report, min_level=min_level)
     if (spread.states, spread.transitions) != (alone.states, alone.transitions):
         raise AssertionError(f"{config}: {workers} workers found {spread.states} states, one process {alone.states}")
     return {"graph": config["graph"], "parallelism": config["parallelism"], "mode": config["mode"],

@@ -25,6 +25,7 @@ Example
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from flipcheck.model.graph_json import dumps_graph, loads_graph
 from flipcheck.model.protocol import initial_state
@@ -34,7 +35,7 @@ from flipcheck.properties.protocol_coverage import Coverage, covering
 from flipcheck.properties.protocol_explore import search_functions
 from flipcheck.reference_impl.protocol_variants import make_job
 
-__all__ = ["job_spec", "job_from_spec", "spec_text", "initial", "expand", "number_level", "coverage_of"]
+__all__ = ["job_spec", "job_from_spec", "spec_text", "initial", "expand", "number_level", "take_coverage"]
 
 _JOBS: dict = {}   # per process: spec text -> (job, search functions)
 
@@ -50,7 +51,7 @@ def job_from_spec(spec: dict):
 
 def spec_text(spec: dict, reduction: str = "none", coverage: bool = False) -> str:
     """The key a process builds (and caches) its job and search functions under; with
-    ``coverage`` its expansions also count rules and overrides (:func:`coverage_of`)."""
+    ``coverage`` its expansions also count rules and overrides (:func:`take_coverage`)."""
     return json.dumps(dict(spec, reduction=reduction, **({"coverage": True} if coverage else {})), sort_keys=True)
 
 
@@ -66,9 +67,19 @@ def _functions(text: str):
     return _JOBS[text]
 
 
-def coverage_of(text: str) -> Coverage | None:
-    """What this process's expansions of ``text`` covered so far (None unless asked for)."""
-    return _functions(text)[1].get("coverage")
+def take_coverage(text: str) -> Coverage | None:
+    """What this process's expansions of ``text`` covered since the last call (None unless asked
+    for); its counts start again from zero, so a forked worker does not count its driver's."""
+    counting = _functions(text)[1].get("coverage")
+    if counting is None:
+        return None
+    taken = Coverage(Counter(counting.rules), dict(counting.overrides), counting.states)
+    for name in counting.rules:
+        counting.rules[name] = 0
+    for name in counting.overrides:
+        counting.overrides[name] = 0
+    counting.states = 0
+    return taken
 
 
 def initial(text: str) -> tuple:

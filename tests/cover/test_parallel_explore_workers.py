@@ -29,10 +29,10 @@ SMALL = [e for e in manifest.entries("protocol") if e["distinct_states"] <= 3_50
 @pytest.mark.parametrize("entry", SMALL[:3], ids=manifest.entry_id)
 def test_two_workers_give_the_pinned_counts(entry):
     spec = _spec(entry)
-    unreduced = explore_job_on_workers(spec, workers=2)
+    unreduced = explore_job_on_workers(spec, workers=2, min_level=1)
     assert (unreduced.states, unreduced.transitions) == (entry["distinct_states"], entry["transitions"])
     assert unreduced.complete and unreduced.counterexamples == []
-    reduced = explore_job_on_workers(spec, workers=3, reduction="all")   # more workers than cores is fine
+    reduced = explore_job_on_workers(spec, workers=3, reduction="all", min_level=50)   # more workers than cores
     assert reduced.states == entry["all_states"] and reduced.complete
 
 
@@ -47,7 +47,7 @@ def _traces(result):
 def test_a_mutant_has_the_single_process_graph_and_counterexamples(graph, variant, options, reduction):
     spec = job_spec(example_graph(graph), variant, options)
     report = WorkersReport(2)
-    spread = explore_job_on_workers(spec, workers=2, reduction=reduction, coverage=True, report=report)
+    spread = explore_job_on_workers(spec, workers=2, reduction=reduction, coverage=True, report=report, min_level=1)
     alone = explore_job(job_from_spec(spec), store="fingerprints", reduction=reduction, coverage=True)
     assert (spread.states, spread.transitions, spread.graph.reduced) == (alone.states, alone.transitions,
                                                                          alone.graph.reduced)
@@ -59,9 +59,20 @@ def test_a_mutant_has_the_single_process_graph_and_counterexamples(graph, varian
     assert report.states_moved > 0 and report.workers_cpu_seconds > 0
 
 
+def test_a_small_search_forks_no_process_and_a_larger_one_hands_its_level_over():
+    spec = job_spec(example_graph("pair"), "cancel-pending-on-finish", {"records": 1})
+    alone = explore_job(job_from_spec(spec), store="fingerprints", coverage=True)
+    for min_level, forked in ((10_000, False), (20, True)):    # levels of this job: at most a few hundred
+        report = WorkersReport(2)
+        spread = explore_job_on_workers(spec, workers=2, coverage=True, report=report, min_level=min_level)
+        assert (report.workers_cpu_seconds > 0) == forked and (report.states_moved > 0) == forked
+        assert list(spread.graph.targets) == list(alone.graph.targets) and _traces(spread) == _traces(alone)
+        assert spread.coverage.as_json() == alone.coverage.as_json()   # the driver's and the workers', once
+
+
 def test_a_bounded_search_stops_where_the_single_process_one_does():
     spec = job_spec(example_graph("pair"), "flip-147", {"mode": "unaligned", "records": 1, "failures": 1})
-    spread = explore_job_on_workers(spec, workers=2, max_states=500)
+    spread = explore_job_on_workers(spec, workers=2, max_states=500, min_level=1)
     alone = explore_job(job_from_spec(spec), store="fingerprints", max_states=500)
     assert spread.states == alone.states == 500 and not spread.complete and not alone.complete
 
@@ -72,7 +83,7 @@ def test_a_users_variant_that_raises_is_one_line_as_in_one_process(tmp_path):
                     "    def may_finish(self, job, state, t):\n        raise RuntimeError('my rule is broken')\n")
     spec = job_spec(example_graph("pair"), f"{path}:Mine", {"records": 0})
     with pytest.raises(UsageError, match=r"RuntimeError: my rule is broken \(at .*mine.py:8, in may_finish\)"):
-        explore_job_on_workers(spec, workers=2)
+        explore_job_on_workers(spec, workers=2, min_level=1)
 
 
 def _cli(capsys, *args):
@@ -102,7 +113,7 @@ def test_the_bench_row_compares_one_process_and_two_workers_on_a_pinned_configur
     from flipcheck.bench.explore_workers import configurations, measure, report_line
 
     smallest = min(configurations(min_states=0), key=lambda c: c["states"])
-    row = measure(smallest)
+    row = measure(smallest, min_level=1)
     assert row["states"] == smallest["states"] and row["workers"] == 2
     assert 0 < row["driver_cpu_share"] < 1 and 0 < row["moved_per_state"] < 1
     assert row["projected_speedup"] > 0 and str(row["states"]) in report_line(row)
