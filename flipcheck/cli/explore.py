@@ -72,6 +72,7 @@ one process (the driver) numbers the new states in the single-process order, so 
 coverage and every trace are those of --workers 1, number for number. --workers 1 is the search
 in one process; --property and --store states search in one process. A killed --workers run
 starts again from the beginning: to resume one, explore with --master and --resume-dir.
+Levels under 1,000 states are expanded by the driver, so a small search forks nothing.
 Deadlocks are found by the workers; the searches after the end (end stays reachable, hopeless
 aborts, the lasso) run in the driver on its graph (docs/protocol.md, "Every core").
 
