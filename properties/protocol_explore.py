@@ -401,11 +401,15 @@ def counterexamples(job: Job, graph: StateGraph, liveness: bool = True, reductio
     default: that search in this process)."""
     if reduction == "none":
         return judge(job, graph, liveness)
-    if full_search is None:
-        def full_search(stop_when, edges):
-            return explore_graph([initial_state(job)], stop_when=stop_when, edges=edges, store=store,
-                                 **search_functions(job))
-    return _full_model_traces(job, graph, liveness, full_search)
+    return _full_model_traces(job, graph, liveness, full_search or _search_in_this_process(job, store))
+
+
+def _search_in_this_process(job: Job, store: str) -> Callable:
+    """:func:`counterexamples`' default ``full_search``: the full model's breadth-first search here."""
+    def search(stop_when, edges):
+        return explore_graph([initial_state(job)], stop_when=stop_when, edges=edges, store=store,
+                             **search_functions(job))
+    return search
 
 
 def _full_model_traces(job: Job, reduced: StateGraph, liveness: bool, full_search: Callable) -> list[Counterexample]:
