@@ -221,8 +221,8 @@ class StateGraph:
 class GraphBuilder:
     """The bookkeeping of a breadth-first search that keeps the reachable graph: numbering,
     parent pointers, labels, marks, problems, edges. :func:`explore_graph` drives it in one
-    process; ``flipcheck.explore_spark`` drives it from expansions done on a Spark cluster, so
-    both build the same :class:`StateGraph`, number for number.
+    process; ``flipcheck.parallel_explore`` drives it from expansions done by worker processes or
+    on a Spark cluster, so all build the same :class:`StateGraph`, number for number.
 
     States are numbered in the order :meth:`add` is called; a state is expanded by
     :meth:`edge` per successor, :meth:`step_problems` and :meth:`expanded`, in number order.

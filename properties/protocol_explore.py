@@ -393,15 +393,26 @@ def explore_job(job: Job, *, max_states: int | None = None, stop_at_first: bool 
 
 
 def counterexamples(job: Job, graph: StateGraph, liveness: bool = True, reduction: str = "none",
-                    store: str = "fingerprints") -> list[Counterexample]:
+                    store: str = "fingerprints", full_search: Callable | None = None) -> list[Counterexample]:
     """The counterexamples of a searched graph (:func:`judge`); for a graph searched with a
-    ``reduction``, the shortest trace of the full model for each property it violates."""
+    ``reduction``, the shortest trace of the full model for each property it violates, found by
+    ``full_search(stop_when, edges)`` (a graph of the full model numbered as
+    :func:`~.explore.explore_graph` numbers it, searched at least until ``stop_when(graph)``;
+    default: that search in this process)."""
     if reduction == "none":
         return judge(job, graph, liveness)
-    return _full_model_traces(job, graph, liveness, store)
+    return _full_model_traces(job, graph, liveness, full_search or _search_in_this_process(job, store))
 
 
-def _full_model_traces(job: Job, reduced: StateGraph, liveness: bool, store: str) -> list[Counterexample]:
+def _search_in_this_process(job: Job, store: str) -> Callable:
+    """:func:`counterexamples`' default ``full_search``: the full model's breadth-first search here."""
+    def search(stop_when, edges):
+        return explore_graph([initial_state(job)], stop_when=stop_when, edges=edges, store=store,
+                             **search_functions(job))
+    return search
+
+
+def _full_model_traces(job: Job, reduced: StateGraph, liveness: bool, full_search: Callable) -> list[Counterexample]:
     """The shortest trace of the full model for every property the reduced graph violates: a
     breadth-first search of the full model up to the last of them (all of it for a graph
     property). A reduced graph searched completely must agree with the full model."""
@@ -409,13 +420,11 @@ def _full_model_traces(job: Job, reduced: StateGraph, liveness: bool, store: str
     if not verdicts:
         return []
     if verdicts & GRAPH_PROPERTIES:
-        found = explore_job(job, store=store).counterexamples
+        found = judge(job, full_search(None, True))
     else:
         def all_found(graph: StateGraph) -> bool:
             return all(bool(graph.deadlocks) if name == NO_DEADLOCK else name in graph.problems for name in verdicts)
-        graph = explore_graph([initial_state(job)], stop_when=all_found, edges=False, store=store,
-                              **search_functions(job))
-        found = judge(job, graph, liveness=False)
+        found = judge(job, full_search(all_found, False), liveness=False)
     names = {c.property for c in found}
     if reduced.complete and names != verdicts:
         raise AssertionError(f"partial-order reduction changed the verdict: the reduced graph violates "

@@ -18,7 +18,9 @@ Benchmarks (speed goals are measured here, never by timed tests).
                             mode, 0 and 1 failover), keeping states and keeping fingerprints,
                             and with each reduction (--reduction por, symmetry, all);
                             with --builds instead: pure-Python and compiled states/s side by
-                            side on every pinned configuration (docs/compiled.md)
+                            side on every pinned configuration (docs/compiled.md); then
+                            one process against --workers 2 in wall time, on every pinned
+                            configuration over 50,000 states (--tables stores,workers)
   flipcheck bench flink     one small real Flink job (source -> map -> two-phase-commit sink,
                             parallelism 2): wall time split into compile, JVM start, job,
                             total and validation (conform); the JVM's listening addresses and
@@ -55,13 +57,13 @@ TARGETS = ("plan", "barriers", "explore", "sweep", "flink", "conform")
 OPTIONS = {
     "plan": ("algorithms", "budget", "json"),
     "barriers": ("json",),
-    "explore": ("json", "builds", "budget"),
+    "explore": ("json", "builds", "budget", "tables"),
     "sweep": ("budget", "repeat", "suites", "json"),
     "flink": ("json", "flink", "flink_home", "jobs", "master"),
     "conform": ("lines", "json", "dir"),
 }
 DEFAULTS = {"builds": False, "algorithms": "flink,naive", "budget": 30.0, "repeat": 1, "suites": None, "lines": 100_000,
-            "dir": None, "jobs": None, "master": None}
+            "dir": None, "jobs": None, "master": None, "tables": "stores,workers"}
 MAX_JOBS = 10_000
 MAX_REPEAT = 100
 
@@ -90,6 +92,9 @@ def configure(parser) -> None:
                         help="flink: measure throughput instead: N jobs run the old way (a JVM each) and N the new "
                              "(one job server per Spark worker), each validated with conform; validated jobs a minute")
     parser.add_argument("--master", metavar="URL", help="flink --jobs: the Spark master the jobs run on (default: local[2])")
+    parser.add_argument("--tables", type=name, metavar="A,B",
+                        help="explore: stores (the stores and reductions, one process) and/or workers (one "
+                             "process against --workers 2, wall time; default: stores,workers)")
     from flipcheck.cli.flink import add_release_options
 
     add_release_options(parser)  # flink: the release (flipcheck flink run --help)
@@ -250,6 +255,31 @@ def _bench_flink_throughput(args) -> int:
     return 0 if all(report[way]["validated"] == args.jobs for way in ("old", "new")) else 1
 
 
+EXPLORE_TABLES = ("stores", "workers")
+
+
+def _explore_tables(args) -> list[str]:
+    from flipcheck.errors import UsageError
+
+    tables = args.tables.split(",")
+    unknown = [t for t in tables if t not in EXPLORE_TABLES]
+    if unknown:
+        raise UsageError(f"--tables: unknown table {unknown[0]!r} (expected {' or '.join(EXPLORE_TABLES)})")
+    return tables
+
+
+def _bench_explore_workers(args) -> int:
+    """The single-process search against ``--workers 2`` (flipcheck/bench/explore_workers.py)."""
+    from flipcheck.bench.explore_workers import HEADER, configurations, measure, report_line
+
+    if not args.json:
+        print(HEADER)
+    for config in configurations():
+        row = measure(config)
+        print(json.dumps(row) if args.json else report_line(row), flush=True)
+    return 0
+
+
 def _bench_flink(args) -> int:
     if args.jobs is not None:
         return _bench_flink_throughput(args)
@@ -327,7 +357,11 @@ def run(args) -> int:
     if args.target == "barriers":
         return _bench_barriers(args)
     if args.target == "explore":
-        return _bench_builds(args) if args.builds else _bench_explore(args)
+        if args.builds:
+            return _bench_builds(args)
+        tables = _explore_tables(args)
+        code = _bench_explore(args) if "stores" in tables else 0
+        return _bench_explore_workers(args) if "workers" in tables else code
     if args.target == "sweep":
         from flipcheck.bench.sweep import report
 

@@ -17,6 +17,8 @@ a shortest trace, printed step by step (a lasso's cycle is marked "loop").
 EPILOG = """\
 examples:
   flipcheck explore examples/graphs/protocol-pair.json --records 1
+  flipcheck explore examples/graphs/protocol-pair.json --mode unaligned --failures 1 --workers 2
+                                                    two processes; the same answer as --workers 1
   flipcheck explore examples/graphs/protocol-pair.json --mode unaligned --failures 1 --master "local[*]"
                                                     one exploration on Spark, every core
   flipcheck explore examples/graphs/protocol-pair.json --mode unaligned --failures 1 --json
@@ -64,6 +66,18 @@ limits: a job of at most 1,024 tasks, 16,384 channels and 10,000 records from al
 expanded; a larger one is refused before any work (exit 2, naming the size and the limit).
 --checkpoints and --failures are at most 1,000.
 
+workers: by default the search runs in one process; --workers N runs it in N (the issue asked
+for every core by default, but on 2 cores --workers 2 measured 0.4-1.1x the wall time of one
+process, and at most 1.33x projected on free cores: docs/protocol.md, "Every core"). Worker w owns
+the states whose fingerprint is w modulo N and expands them, one breadth-first level at a time;
+one process (the driver) numbers the new states in the single-process order, so the counts, the
+coverage and every trace are those of --workers 1, number for number. --workers 1 is the search
+in one process; --property and --store states search in one process. A killed --workers run
+starts again from the beginning: to resume one, explore with --master and --resume-dir.
+Levels under 1,000 states are expanded by the driver, so a small search forks nothing.
+Deadlocks are found by the workers; the searches after the end (end stays reachable, hopeless
+aborts, the lasso) run in the driver on its graph (docs/protocol.md, "Every core").
+
 progress: a search running longer than a few seconds says how far it is on stderr every few
 seconds (states so far, states a second, frontier, depth). A search --max-states cuts short stops
 within the state it was expanding, prints "complete": false (text: INCOMPLETE) and one warning
@@ -78,6 +92,7 @@ allowed); 1 a violation; 2 bad input or option (nothing on stdout).
 # model/protocol/structure.py (MAX_TASKS, MAX_CHANNELS, MAX_RECORDS).
 MAX_COUNT = 1_000
 MAX_STATES = 1_000_000_000
+MAX_WORKERS = 1_024
 
 
 def configure(parser) -> None:
@@ -118,6 +133,10 @@ def configure(parser) -> None:
                         help="explore on Spark: local[N], local[*], spark://HOST:PORT, yarn, k8s://...; one "
                              "level of the search per round, spread over the executors by fingerprint; the "
                              "same counts and counterexamples as without it (docs/protocol.md)")
+    parser.add_argument("--workers", type=bounded_int(1, MAX_WORKERS), default=None, metavar="N",
+                        help="explore in N processes of this machine (default: 1, in this process; not yet faster "
+                             "on 2 cores: see workers below); "
+                             "the same counts and counterexamples whatever N (see workers below)")
     parser.add_argument("--partitions", type=bounded_int(1, 100_000), default=None, metavar="N",
                         help="with --master: at most N partitions per level, each of at least 500 states "
                              "(default: Spark's parallelism)")
@@ -177,8 +196,19 @@ def run(args) -> int:
     if args.master is None:
         if args.partitions is not None or args.spark_log is not None or args.resume_dir is not None:
             raise UsageError("--partitions, --resume-dir and --spark-log need --master")
-        result = explore_job(job, max_states=args.max_states, store=args.store, reduction=args.reduction,
-                             progress=progress, coverage=True, shortest_of=args.property)
+        workers = _workers(args)
+        if workers > 1:
+            from flipcheck.parallel_explore.expansion import job_spec
+            from flipcheck.parallel_explore.workers import explore_job_on_workers
+
+            result = explore_job_on_workers(job_spec(graph, variant, _job_options(args)), workers=workers,
+                                            max_states=args.max_states, reduction=args.reduction, progress=progress,
+                                            coverage=True)
+        else:
+            result = explore_job(job, max_states=args.max_states, store=args.store, reduction=args.reduction,
+                                 progress=progress, coverage=True, shortest_of=args.property)
+    elif args.workers is not None:
+        raise UsageError("--workers explores on this machine; --master on Spark: give one of them")
     elif args.property is not None:
         raise UsageError("--property searches in one process; --master explores every state")
     else:
@@ -221,19 +251,37 @@ def run(args) -> int:
     return 1 if violations else 0
 
 
+def _job_options(args) -> dict:
+    return {"mode": args.mode, "records": args.records, "checkpoints": args.checkpoints,
+            "failures": args.failures, "stop_with_savepoint": args.stop_with_savepoint}
+
+
+def _workers(args) -> int:
+    """How many processes explore: --workers, else one (measured no faster on 2 cores yet)."""
+    from flipcheck.errors import UsageError
+
+    one_process = [option for option, given in (("--property", args.property is not None),
+                                                ("--store states", args.store == "states")) if given]
+    if args.workers is None:
+        return 1
+    if args.workers > 1 and one_process:
+        raise UsageError(f"{' and '.join(one_process)} need{'s' if len(one_process) == 1 else ''} the search in one "
+                         "process: give --workers 1 or leave --workers out")
+    return args.workers
+
+
 def _explore_on_spark(args, graph, variant, progress):
     import os
     import tempfile
 
     from flipcheck.errors import UsageError
-    from flipcheck.explore_spark import explore_job_on_spark, job_spec
+    from flipcheck.parallel_explore.spark import explore_job_on_spark, job_spec
     from flipcheck.sweep.spark import check_master, start_spark, stop_spark
 
     if args.store != "fingerprints":
         raise UsageError("--master keeps fingerprints (the driver holds the seen-set); --store states is for one process")
     check_master(args.master)
-    spec = job_spec(graph, variant, {"mode": args.mode, "records": args.records, "checkpoints": args.checkpoints,
-                                     "failures": args.failures, "stop_with_savepoint": args.stop_with_savepoint})
+    spec = job_spec(graph, variant, _job_options(args))
     log = args.spark_log or os.path.join(tempfile.gettempdir(), "flipcheck-explore-spark.log")
     spark = start_spark(args.master, "flipcheck explore", log_path=log)
     try:

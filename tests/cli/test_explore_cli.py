@@ -120,7 +120,9 @@ def test_the_search_stops_at_its_bound_instead_of_looking_up_the_rest_of_the_fro
     assert not graph.complete and len(expanded) == 256
 
 
-def test_a_long_search_reports_its_progress_on_stderr(capsys, graph_file, monkeypatch):
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_long_search_reports_its_progress_on_stderr(capsys, graph_file, monkeypatch, workers):
+    import flipcheck.parallel_explore.workers as workers_module
     import flipcheck.properties.explore as explore_module
 
     original = explore_module.explore_graph
@@ -129,7 +131,11 @@ def test_a_long_search_reports_its_progress_on_stderr(capsys, graph_file, monkey
     import flipcheck.properties.protocol_explore as protocol_explore
 
     monkeypatch.setattr(protocol_explore, "explore_graph", explore_module.explore_graph)
-    code, out, err = run_cli(capsys, graph_file(PAIR), "--records", "6", "--reduction", "none")   # 2,144 states
+    spread = workers_module.explore_job_on_workers
+    monkeypatch.setattr(workers_module, "explore_job_on_workers",
+                        lambda *args, **options: spread(*args, **{**options, "progress_every": 0.0}))
+    code, out, err = run_cli(capsys, graph_file(PAIR), "--records", "6", "--reduction", "none",   # 2,144 states
+                             "--workers", workers)
     assert code == 0
     line = err.splitlines()[0]
     assert line.startswith("flipcheck explore: searching: ") and "states so far" in line

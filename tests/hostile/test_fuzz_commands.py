@@ -54,7 +54,8 @@ FLINK_PLANS = [json.loads(p.read_text()) for p in sorted((ROOT / "tests" / "fixt
 # The functions that start the real work of the long-running commands.
 HEAVY_WORK = ("flipcheck.sweep.runner:run_sweep", "flipcheck.sweep.spark:start_spark", "flipcheck.designs:verify_design",
               "flipcheck.designs.mutants:hunt", "flipcheck.bench.plan:bench_plan", "flipcheck.bench.sweep:bench_sweep",
-              "flipcheck.properties.barriers_explore:explore_model", "flipcheck.properties.protocol_explore:explore_job")
+              "flipcheck.properties.barriers_explore:explore_model", "flipcheck.properties.protocol_explore:explore_job",
+              "flipcheck.parallel_explore.workers:explore_job_on_workers")
 
 
 def assert_survives(result):

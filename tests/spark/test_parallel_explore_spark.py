@@ -1,4 +1,4 @@
-"""One exploration spread over Spark (flipcheck/explore_spark.py): the graph the driver builds
+"""One exploration spread over Spark (flipcheck/parallel_explore/spark.py): the graph the driver builds
 is the single-process explorer's, number for number, so the counts and the counterexamples are
 too; the CLI's --master gives the same JSON as without it."""
 
@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from flipcheck.explore_spark import explore_job_on_spark, job_from_spec, job_spec
+from flipcheck.parallel_explore.spark import explore_job_on_spark, job_from_spec, job_spec
 from flipcheck.generators.protocol import example_graph
 from flipcheck.properties.protocol_explore import explore_job
 

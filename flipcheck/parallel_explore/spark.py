@@ -4,12 +4,13 @@ The search runs breadth-first, one level per round:
 
 1. the level's states are spread over the executors, partitioned by fingerprint (at most
    ``partitions``, at least 500 states each), and each
-   executor expands its states with the single-process explorer's own functions
-   (:func:`flipcheck.properties.protocol_explore.search_functions`): steps, the stored
+   executor expands its states (:func:`~.expansion.expand`) with the single-process explorer's
+   own functions (:func:`flipcheck.properties.protocol_explore.search_functions`): steps, the stored
    representative, the violations of each step and of each new state, the after-abort mark and
    the 64-bit fingerprint of each successor;
 2. the driver receives each expansion without the successor states and numbers the new ones in
-   the order the single-process explorer would (by the expanded state's number, then by step).
+   the order the single-process explorer would (by the expanded state's number, then by step:
+   :func:`~.expansion.number_level`).
    It keeps the seen-set (:class:`~flipcheck.properties.fingerprints.FingerprintTable`) and
    the graph that the liveness properties need, about 70 bytes a state;
 3. the successors the driver found new form the next level, still on the executors.
@@ -26,17 +27,9 @@ With ``resume_dir`` the driver saves its graph and the next level after every le
 arrays, and JSON through :mod:`flipcheck.state_codec`: nothing is unpickled), and a rerun with
 the same directory continues from the last level saved.
 
-Executors rebuild the job from a small spec (:func:`job_spec`: the graph as JSON, the variant's
-name, the options) once per Python worker; nothing else is shipped.
-
-Example
--------
->>> from flipcheck.generators.protocol import example_graph
->>> spec = job_spec(example_graph("pair"), "flip-147", {"records": 1})
->>> sorted(spec), spec["variant"]
-(['graph', 'options', 'variant'], 'flip-147')
->>> job_from_spec(spec).tasks[0].records
-(0,)
+Executors rebuild the job from a small spec (:func:`~.expansion.job_spec`: the graph as JSON,
+the variant's name, the options) once per Python worker; nothing else is shipped. The expansion
+and the numbering are shared with the workers explorer (:mod:`.expansion`, :mod:`.workers`).
 """
 
 from __future__ import annotations
@@ -51,82 +44,17 @@ from typing import Callable
 
 from flipcheck.errors import InputError
 from flipcheck.state_codec import CodecError, decode, encode
-from flipcheck.model.graph_json import dumps_graph, loads_graph
-from flipcheck.model.protocol import initial_state
 from flipcheck.properties.explore import GraphBuilder, StateGraph
-from flipcheck.properties.fingerprints import FingerprintTable, fingerprint
+from flipcheck.properties.fingerprints import FingerprintTable
 from flipcheck.properties.violation import Violation
-from flipcheck.properties.protocol_explore import JobExploration, counterexamples, search_functions
+from flipcheck.properties.protocol_explore import JobExploration, counterexamples
 from flipcheck.properties.protocol_reduction import sound_reduction
-from flipcheck.reference_impl.protocol_variants import make_job
+
+from .expansion import expand, initial, job_from_spec, job_spec, number_level, spec_text
 
 __all__ = ["job_spec", "job_from_spec", "explore_job_on_spark", "RESUME_FORMAT"]
 
-_JOBS: dict = {}   # per Python worker: spec text -> (job, search functions)
 _STATES_PER_PARTITION = 500   # at least this many states of a level per partition
-
-
-def job_spec(graph, variant: str, options: dict) -> dict:
-    """What an executor needs to rebuild the job: plain JSON."""
-    return {"graph": dumps_graph(graph), "variant": variant, "options": dict(options)}
-
-
-def job_from_spec(spec: dict):
-    return make_job(loads_graph(spec["graph"]), spec["variant"], **spec["options"])
-
-
-def _functions(spec_text: str):
-    if spec_text not in _JOBS:
-        spec = json.loads(spec_text)
-        job = job_from_spec(spec)
-        _JOBS[spec_text] = (job, search_functions(job, spec.get("reduction", "none")))
-    return _JOBS[spec_text]
-
-
-def _initial(spec_text: str) -> tuple:
-    """(fingerprint, state, mark, problems) of the initial representative, on an executor."""
-    job, f = _functions(spec_text)
-    state = f["canonical"](initial_state(job))
-    return fingerprint(state), state, f["mark"](state), list(f["check_state"](state))
-
-
-def _expand_partition(spec_text: str, items):
-    """Expand a partition of a level. Per state, for the driver: ``("step", number, final,
-    steps, ample)`` with per step (label, successor's fingerprint, step violations, successor's
-    mark, successor's own violations), and the positions of the steps the reduction would follow
-    (None: all). Per successor fingerprint, once in the partition: ``("state", fingerprint,
-    successor)``, kept for the next level."""
-    job, f = _functions(spec_text)
-    ample = f.get("ample")
-    kept: set = set()
-    for _, (number, state) in items:
-        steps: list = []
-        successors: list | None = [] if ample is not None else None   # only the reduction reads them
-        for label, nxt, found in f["successors"](state):
-            nxt = f["canonical"](nxt)
-            if successors is not None:
-                successors.append((label, nxt, found))
-            key = fingerprint(nxt)
-            steps.append((label, key, list(found), f["mark"](nxt), list(f["check_state"](nxt))))
-            if key not in kept:
-                kept.add(key)
-                yield "state", key, nxt
-        chosen = ample(state, successors) if successors is not None and len(successors) > 1 else None
-        yield "step", number, (not steps and f["is_final"](state)), steps, chosen
-
-
-def _reduced(builder: GraphBuilder, depth: int, steps: list, ample) -> list:
-    """The steps to follow: the reduction's, if each leads to an unseen state or one first
-    reached at ``depth`` (the cycle proviso of :func:`~flipcheck.properties.explore.explore_graph`,
-    decided the same way, so the graphs are equal), else all."""
-    if ample is None or len(ample) == len(steps):
-        return steps
-    for k in ample:
-        j = builder.seen(None, key=steps[k][1], may_add=False)
-        if j >= 0 and builder.graph.depth[j] != depth:
-            return steps
-    builder.graph.reduced += 1
-    return [steps[k] for k in ample]
 
 
 def _first_per_key(items):
@@ -151,8 +79,8 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
     partitions = partitions or sc.defaultParallelism
     job = job_from_spec(spec)
     reduction = sound_reduction(job, reduction)
-    spec = dict(spec, reduction=reduction)
-    spec_text = json.dumps(spec, sort_keys=True)
+    text = spec_text(spec, reduction)
+    spec = json.loads(text)
     started = time.perf_counter()
     saved = None
     if resume_dir is not None:
@@ -164,7 +92,7 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
         level = sc.parallelize(items, max(1, min(partitions, len(items) // _STATES_PER_PARTITION)))
     else:
         builder = GraphBuilder("fingerprints", edges=liveness)
-        key, state, mark, problems = sc.parallelize([0], 1).map(lambda _: _initial(spec_text)).collect()[0]
+        key, state, mark, problems = sc.parallelize([0], 1).map(lambda _: initial(text)).collect()[0]
         builder.seen(None, key=key)
         builder.add(None, -1, None, 0, mark, problems)
         level = sc.parallelize([(key, (0, state))], 1)
@@ -176,7 +104,7 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
     next_report = started + progress_every
     done: list = []   # what the current level was computed from, dropped once it is expanded
     while True:
-        expansions = level.mapPartitions(lambda items: _expand_partition(spec_text, items)).persist()
+        expansions = level.mapPartitions(lambda items: expand(text, items)).persist()
         results = sorted(e[1:] for e in expansions.filter(lambda e: e[0] == "step").collect())
         for rdd in done:
             rdd.unpersist()
@@ -184,22 +112,8 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
         if not results:
             break
         depth += 1
-        fresh: dict = {}
-        for number, final, steps, ample in results:
-            steps = _reduced(builder, depth, steps, ample)
-            for label, child, found, child_mark, child_problems in steps:
-                room = max_states is None or len(builder) < max_states
-                j = builder.seen(None, key=child, may_add=room)
-                if j < 0:
-                    if room:
-                        j = builder.add(None, number, label, depth, child_mark, child_problems)
-                        fresh[child] = j
-                    else:
-                        truncated = True
-                builder.edge(j)
-                if found:
-                    builder.step_problems(number, label, found)
-            builder.expanded(number, len(steps), final)
+        fresh, cut = number_level(builder, depth, results, max_states)
+        truncated = truncated or cut
         now = time.perf_counter()
         if progress is not None and now >= next_report:
             progress(graph, now - started)

@@ -1,0 +1,308 @@
+"""One whole-job exploration on every core of one machine (``flipcheck explore --workers N``).
+
+The search runs breadth-first, one level per round, like the Spark exploration
+(:mod:`.spark`) and with its expansion and numbering (:mod:`.expansion`):
+
+1. worker ``w`` of ``N`` (a forked process) owns the states whose fingerprint is ``w`` modulo
+   ``N``, and expands the level's states it owns; it keeps each successor where it was made and
+   sends the driver the steps only (labels, fingerprints, violations, marks), one batch a level;
+2. the driver merges the batches by state number and numbers the new states in the order the
+   single-process explorer would (:func:`~.expansion.number_level`: the same
+   :class:`~flipcheck.properties.explore.GraphBuilder`, its seen-set and the graph that the
+   liveness properties need);
+3. it sends every worker the new states' numbers; the worker that expanded a new state's
+   parent sends the state to its owner, in one batch per owner, unless it owns it itself. A
+   state crosses a process only when its owner changes.
+
+So the counts, the state numbers and the counterexamples are those of ``flipcheck explore``
+without ``--workers``, number for number. Workers are forked: they share the driver's hash
+seed, so their fingerprints agree. The liveness properties are judged after the search on the
+driver's graph (:func:`~flipcheck.properties.protocol_explore.counterexamples`): deadlocks are
+found during the expansions, the backward searches (cannot reach the end, hopeless aborts, the
+lasso) stay serial, see docs/protocol.md.
+
+A killed run starts again from the beginning (``--resume-dir`` needs ``--master``).
+
+Example
+-------
+>>> from flipcheck.generators.protocol import example_graph
+>>> from flipcheck.properties.protocol_explore import explore_job
+>>> spec = job_spec(example_graph("pair"), "cancel-pending-on-finish", {"records": 1})
+>>> spread = explore_job_on_workers(spec, workers=2)
+>>> alone = explore_job(job_from_spec(spec), store="fingerprints")
+>>> (spread.states, spread.transitions) == (alone.states, alone.transitions)
+True
+>>> [c.labels for c in spread.counterexamples] == [c.labels for c in alone.counterexamples]
+True
+"""
+
+from __future__ import annotations
+
+import gc
+import heapq
+import multiprocessing
+import os
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Callable
+
+from flipcheck.errors import UsageError
+from flipcheck.properties.explore import GraphBuilder, StateGraph
+from flipcheck.properties.protocol_explore import JobExploration, counterexamples
+from flipcheck.properties.protocol_reduction import sound_reduction
+from flipcheck.reference_impl.user_variants import failure_in_variant
+
+from .expansion import expand, initial, job_from_spec, job_spec, number_level, spec_text, take_coverage
+
+__all__ = ["explore_job_on_workers", "WorkersReport", "default_workers", "job_spec", "job_from_spec"]
+
+
+def default_workers() -> int:
+    """Every core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:   # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class WorkersReport:
+    """Where a run's time went: the driver's serial work (merging and numbering, while the
+    workers wait) against the wall time, and the CPU seconds of the driver and of all workers;
+    with a reduction and a violation, the full model's search for the traces included."""
+
+    workers: int
+    wall_seconds: float = 0.0
+    driver_serial_seconds: float = 0.0
+    driver_serial_cpu_seconds: float = 0.0
+    driver_cpu_seconds: float = 0.0
+    workers_cpu_seconds: float = 0.0
+    slowest_worker_cpu_seconds: float = 0.0   # per level the busiest worker's CPU seconds, summed
+    states_moved: int = 0     # states sent to another worker, their fingerprint's owner
+
+    @property
+    def driver_cpu_share(self) -> float:
+        total = self.driver_cpu_seconds + self.workers_cpu_seconds
+        return self.driver_cpu_seconds / total if total else 0.0
+
+    @property
+    def serial_share(self) -> float:
+        return self.driver_serial_seconds / self.wall_seconds if self.wall_seconds else 0.0
+
+    @property
+    def critical_cpu_seconds(self) -> float:
+        """The run's wall time on as many free cores as processes: per level the busiest worker,
+        then the driver's serial work (the rest of the driver's CPU, judging included, too)."""
+        return self.slowest_worker_cpu_seconds + self.driver_cpu_seconds
+
+
+MIN_LEVEL = 1_000   # a smaller level is expanded by the driver: a few milliseconds, less than a fork
+
+
+class WorkerFailed(RuntimeError):
+    """A worker raised in flipcheck's own code: its traceback is the message."""
+
+
+def _expand_level(text: str, level: list) -> tuple[dict, list]:
+    """The successors an expansion of ``level`` made, by fingerprint, and its steps for the driver."""
+    held, steps = {}, []
+    for record in expand(text, level):
+        if record[0] == "state":
+            held[record[1]] = record[2]
+        else:
+            steps.append(record[1:])
+    return held, steps
+
+
+def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
+    """A worker: answers the driver's commands until ``stop``. ``level`` holds the states of the
+    level it owns, in number order; ``held`` the successors its last expansion made."""
+    level: list = []
+    held: dict = {}
+    expanded: set = set()
+    try:
+        take_coverage(text)   # what the driver counted before the fork is the driver's
+        while True:
+            command, payload = conn.recv()
+            if command == "level":
+                level = payload
+            elif command == "expand":
+                started = time.process_time()
+                held, steps = _expand_level(text, level)
+                expanded = {number for _, (number, _) in level}
+                level = []
+                conn.send((steps, time.process_time() - started))
+            elif command == "route":
+                started = time.process_time()
+                outgoing: list = [[] for _ in range(count)]
+                for key, (number, parent) in payload.items():
+                    if parent in expanded:   # made here first: this worker sends it on
+                        outgoing[key % count].append((key, (number, held[key])))
+                held, expanded = {}, set()
+                for other in range(count):
+                    if other != me:
+                        inboxes[other].put(outgoing[other])
+                level = outgoing[me]
+                for _ in range(count - 1):
+                    level.extend(inboxes[me].get())
+                level.sort(key=lambda item: item[1][0])
+                conn.send((sum(len(outgoing[o]) for o in range(count) if o != me), time.process_time() - started))
+            elif command == "stop":
+                conn.send((time.process_time(), take_coverage(text)))
+                return
+    except BaseException as error:   # noqa: BLE001 - reported to the driver, which raises it
+        conn.send((_FAILED, failure_in_variant(error), traceback.format_exc()))
+
+
+_FAILED = "flipcheck worker failed"
+
+
+def _receive(conn):
+    answer = conn.recv()
+    if isinstance(answer, tuple) and len(answer) == 3 and answer[0] == _FAILED:
+        _, in_variant, trace = answer
+        if in_variant is not None:   # a user's variant raised: a bad option, as in one process
+            raise UsageError(in_variant)
+        raise WorkerFailed(trace)
+    return answer
+
+
+def explore_job_on_workers(spec: dict, *, workers: int | None = None, max_states: int | None = None,
+                           liveness: bool = True, progress: Callable[[StateGraph, float], None] | None = None,
+                           progress_every: float = 2.0, reduction: str = "none", coverage: bool = False,
+                           report: WorkersReport | None = None, min_level: int = MIN_LEVEL) -> JobExploration:
+    """Explore the job of ``spec`` (:func:`job_spec`) level by level on ``workers`` forked
+    processes (default: every core); the result equals
+    :func:`~flipcheck.properties.protocol_explore.explore_job` with ``store="fingerprints"``, the
+    same ``reduction`` and ``coverage``. With a reduction, the full model's search for the shortest
+    traces runs on the workers too. Levels of fewer than ``min_level`` states are expanded by the
+    driver, and the workers start at the first larger one. ``report`` (a :class:`WorkersReport`) is filled in with where
+    the time went."""
+    count = workers or default_workers()
+    job = job_from_spec(spec)
+    reduction = sound_reduction(job, reduction)
+    report = report if report is not None else WorkersReport(count)
+    report.workers = count
+    started, cpu_started = time.perf_counter(), time.process_time()
+    graph, measured = _search(spec_text(spec, reduction, coverage), count, report, max_states=max_states,
+                              edges=liveness, progress=progress, progress_every=progress_every, min_level=min_level)
+
+    def full_search(stop_when, edges):   # the full model, numbered as one process numbers it
+        return _search(spec_text(spec), count, report, edges=edges, stop_when=stop_when, min_level=min_level)[0]
+
+    found = counterexamples(job, graph, liveness, reduction, full_search=full_search)
+    report.wall_seconds = time.perf_counter() - started
+    report.driver_cpu_seconds = time.process_time() - cpu_started
+    return JobExploration(job, graph, found, reduction, measured)
+
+
+class _Pool:
+    """``count`` forked workers, each given the states of ``level`` whose fingerprint it owns."""
+
+    def __init__(self, text: str, count: int, level: list):
+        context = multiprocessing.get_context("fork")
+        self.count = count
+        self.inboxes = [context.Queue() for _ in range(count)]
+        pipes = [context.Pipe() for _ in range(count)]
+        self.processes = [context.Process(target=_serve, args=(text, w, count, pipes[w][1], self.inboxes),
+                                          daemon=True) for w in range(count)]
+        self.conns = [ours for ours, _ in pipes]
+        self.stopped = False
+        gc.freeze()   # the objects the workers inherit: their collector skips them, their pages stay shared
+        try:
+            for process in self.processes:
+                process.start()
+        finally:
+            gc.unfreeze()
+        for w, conn in enumerate(self.conns):
+            conn.send(("level", [item for item in level if item[0] % count == w]))
+
+    def ask(self, command: str, payload=None) -> list:
+        """Every worker's answer to ``command``."""
+        for conn in self.conns:
+            conn.send((command, payload))
+        return [_receive(conn) for conn in self.conns]
+
+    def stop(self, report: WorkersReport):
+        """End the workers; their coverage, summed (None unless counted)."""
+        measured = None
+        for cpu, covered in self.ask("stop"):
+            report.workers_cpu_seconds += cpu
+            if covered is not None:
+                measured = covered if measured is None else (measured.add(covered) or measured)
+        self.stopped = True
+        return measured
+
+    def close(self) -> None:
+        for process in self.processes:
+            if not self.stopped:   # a worker failed or we were interrupted: the others may wait forever
+                process.terminate()
+            process.join()
+        for queue in self.inboxes:
+            queue.close()
+
+
+def _search(text: str, count: int, report: WorkersReport, *, max_states: int | None = None, edges: bool = True,
+            progress: Callable[[StateGraph, float], None] | None = None, progress_every: float = 2.0,
+            stop_when: Callable[[StateGraph], bool] | None = None, min_level: int = MIN_LEVEL):
+    """The graph of the job of ``text`` searched on ``count`` workers (up to ``max_states``, or
+    until ``stop_when(graph)`` holds after a level), and the coverage counted. Until a level has
+    ``min_level`` states the driver expands it itself: a small search forks no process."""
+    started = time.perf_counter()
+    take_coverage(text)   # counts start from zero in this search
+    key, state, mark, problems = initial(text)   # also builds the job, which the workers inherit
+    builder = GraphBuilder("fingerprints", edges=edges)
+    builder.seen(None, key=key)
+    builder.add(None, -1, None, 0, mark, problems)
+    graph = builder.graph
+    level: list | None = [(key, (0, state))]   # the driver's, until the workers start
+    pool: _Pool | None = None
+    measured = None
+    try:
+        truncated = False
+        depth = 0
+        next_report = started + progress_every
+        while True:
+            if pool is None and len(level) >= min_level:
+                pool, level = _Pool(text, count, level), None
+            if pool is None:
+                held, results = _expand_level(text, level)
+            else:
+                answers = pool.ask("expand")
+                report.slowest_worker_cpu_seconds += max(cpu for _, cpu in answers)
+                results = list(heapq.merge(*(steps for steps, _ in answers), key=lambda step: step[0]))
+            serial, serial_cpu = time.perf_counter(), time.process_time()
+            if not results:
+                break
+            depth += 1
+            fresh, cut = number_level(builder, depth, results, max_states)
+            truncated = truncated or cut
+            if pool is None:
+                level = [(key, (number, held[key])) for key, number in fresh.items()]   # numbers ascend
+            else:
+                parents = graph.parent
+                routes = {key: (number, parents[number]) for key, number in fresh.items()}
+            report.driver_serial_seconds += time.perf_counter() - serial
+            report.driver_serial_cpu_seconds += time.process_time() - serial_cpu
+            if pool is not None:
+                answers = pool.ask("route", routes)
+                report.states_moved += sum(moved for moved, _ in answers)
+                report.slowest_worker_cpu_seconds += max(cpu for _, cpu in answers)
+            now = time.perf_counter()
+            if progress is not None and now >= next_report:
+                progress(graph, now - started)
+                next_report = now + progress_every
+            if stop_when is not None and stop_when(graph):
+                break
+        measured = take_coverage(text)
+        if pool is not None:
+            theirs = pool.stop(report)
+            if theirs is not None:
+                measured.add(theirs)
+    finally:
+        if pool is not None:
+            pool.close()
+    graph.complete = not truncated and graph.expanded == len(builder)
+    graph.seconds = time.perf_counter() - started
+    return graph, measured

@@ -1,0 +1,128 @@
+"""One exploration on several processes of this machine (flipcheck/parallel_explore/workers.py):
+the graph the driver builds is the single-process explorer's, number for number, so the pinned
+counts, the coverage and every counterexample are too; the CLI gives the same JSON whatever
+--workers is."""
+
+import json
+
+import pytest
+
+import manifest
+from flipcheck.cli import main
+from flipcheck.errors import UsageError
+from flipcheck.generators.protocol import example_graph
+from flipcheck.parallel_explore.workers import WorkersReport, explore_job_on_workers, job_from_spec, job_spec
+from flipcheck.properties.protocol_explore import explore_job
+
+
+def _spec(entry):
+    options = dict(entry["config"])
+    graph = example_graph(options.pop("graph"), options.pop("parallelism", 1))
+    if options["records"] is None:
+        del options["records"]     # the graph's per-source flags
+    return job_spec(graph, "flip-147", options)
+
+
+SMALL = [e for e in manifest.entries("protocol") if e["distinct_states"] <= 3_500]
+
+
+@pytest.mark.parametrize("entry", SMALL[:3], ids=manifest.entry_id)
+def test_two_workers_give_the_pinned_counts(entry):
+    spec = _spec(entry)
+    unreduced = explore_job_on_workers(spec, workers=2, min_level=1)
+    assert (unreduced.states, unreduced.transitions) == (entry["distinct_states"], entry["transitions"])
+    assert unreduced.complete and unreduced.counterexamples == []
+    reduced = explore_job_on_workers(spec, workers=3, reduction="all", min_level=50)   # more workers than cores
+    assert reduced.states == entry["all_states"] and reduced.complete
+
+
+def _traces(result):
+    return [(c.property, c.message, c.labels, c.cycle) for c in result.counterexamples]
+
+
+@pytest.mark.parametrize("graph, variant, options, reduction", [
+    ("twin", "trigger-sources-only", {"records": 0}, "all"),        # a deadlock and an after-abort witness
+    ("pair", "pre-flip-147", {"records": 1}, "por"),                # step and end-of-job violations
+])
+def test_a_mutant_has_the_single_process_graph_and_counterexamples(graph, variant, options, reduction):
+    spec = job_spec(example_graph(graph), variant, options)
+    report = WorkersReport(2)
+    spread = explore_job_on_workers(spec, workers=2, reduction=reduction, coverage=True, report=report, min_level=1)
+    alone = explore_job(job_from_spec(spec), store="fingerprints", reduction=reduction, coverage=True)
+    assert (spread.states, spread.transitions, spread.graph.reduced) == (alone.states, alone.transitions,
+                                                                         alone.graph.reduced)
+    assert list(spread.graph.parent) == list(alone.graph.parent)
+    assert list(spread.graph.targets) == list(alone.graph.targets)
+    assert _traces(spread) == _traces(alone) and spread.counterexamples
+    assert spread.coverage.as_json() == alone.coverage.as_json()
+    # states owned by the other worker crossed (in the reduced search and the full model's)
+    assert report.states_moved > 0 and report.workers_cpu_seconds > 0
+
+
+def test_a_small_search_forks_no_process_and_a_larger_one_hands_its_level_over():
+    spec = job_spec(example_graph("pair"), "cancel-pending-on-finish", {"records": 1})
+    alone = explore_job(job_from_spec(spec), store="fingerprints", coverage=True)
+    for min_level, forked in ((10_000, False), (20, True)):    # levels of this job: at most a few hundred
+        report = WorkersReport(2)
+        spread = explore_job_on_workers(spec, workers=2, coverage=True, report=report, min_level=min_level)
+        assert (report.workers_cpu_seconds > 0) == forked and (report.states_moved > 0) == forked
+        assert list(spread.graph.targets) == list(alone.graph.targets) and _traces(spread) == _traces(alone)
+        assert spread.coverage.as_json() == alone.coverage.as_json()   # the driver's and the workers', once
+
+
+def test_a_bounded_search_stops_where_the_single_process_one_does():
+    spec = job_spec(example_graph("pair"), "flip-147", {"mode": "unaligned", "records": 1, "failures": 1})
+    spread = explore_job_on_workers(spec, workers=2, max_states=500, min_level=1)
+    alone = explore_job(job_from_spec(spec), store="fingerprints", max_states=500)
+    assert spread.states == alone.states == 500 and not spread.complete and not alone.complete
+
+
+def test_a_users_variant_that_raises_is_one_line_as_in_one_process(tmp_path):
+    path = tmp_path / "mine.py"
+    path.write_text("import flipcheck\n\n\nclass Mine(flipcheck.Protocol):\n    name = 'mine'\n\n"
+                    "    def may_finish(self, job, state, t):\n        raise RuntimeError('my rule is broken')\n")
+    spec = job_spec(example_graph("pair"), f"{path}:Mine", {"records": 0})
+    with pytest.raises(UsageError, match=r"RuntimeError: my rule is broken \(at .*mine.py:8, in may_finish\)"):
+        explore_job_on_workers(spec, workers=2, min_level=1)
+
+
+def _cli(capsys, *args):
+    code = main(["explore", "examples/graphs/protocol-pair.json", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_the_cli_gives_the_same_json_whatever_the_workers(capsys):
+    answers = [_cli(capsys, "--variant", "pre-flip-147", "--json", "--workers", n) for n in ("1", "2")]
+    (code_one, one, _), (code_two, two, _) = answers
+    assert code_one == code_two == 1 and json.loads(one)["violations"] and one == two
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--workers", "0"], "--workers"),
+    (["--workers", "2", "--store", "states"], "--store states"),
+    (["--workers", "2", "--property", "exactly_once"], "--property"),
+    (["--workers", "2", "--master", "local[1]"], "--master"),
+])
+def test_workers_options_that_cannot_hold_are_one_line_exit_2(capsys, args, named):
+    code, out, err = _cli(capsys, *args)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and named in err
+
+
+def test_the_bench_row_compares_one_process_and_two_workers_on_a_pinned_configuration():
+    from flipcheck.bench.explore_workers import configurations, measure, report_line
+
+    smallest = min(configurations(min_states=0), key=lambda c: c["states"])
+    row = measure(smallest, min_level=1)
+    assert row["states"] == smallest["states"] and row["workers"] == 2
+    assert 0 < row["driver_cpu_share"] < 1 and 0 < row["moved_per_state"] < 1
+    assert row["projected_speedup"] > 0 and str(row["states"]) in report_line(row)
+    assert all(c["states"] > 50_000 for c in configurations())
+
+
+@pytest.mark.parametrize("argv, named", [(["bench", "explore", "--tables", "stores,nope"], "'nope'"),
+                                         (["bench", "plan", "--tables", "workers"], "does not apply")])
+def test_bench_tables_bad_input_is_one_line_exit_2(capsys, argv, named):
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and len(captured.err.strip().splitlines()) == 1 and named in captured.err
