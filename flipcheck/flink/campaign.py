@@ -18,11 +18,11 @@ Two **arms** share the budget when compared: ``guided`` (faults from the model's
 an uncovered target, else mutations of runs that covered something new) and ``random`` (random
 faults). ``DIR/campaign.json`` is :func:`campaign_document`'s contract.
 
->>> cases = [CampaignCase("guided", "chain", "aligned", ("--fail map:1@25",)),
+>>> cases = [CampaignCase("guided", "chain", "aligned", ("--fail map:1@25", "--fault snapshot-throw:sink:0@2")),
 ...          CampaignCase("random", "join", "unaligned", ())]
 >>> token = encode_round(cases)
 >>> token
-'guided.chain.aligned.fail=map,1@25~random.join.unaligned.none'
+'guided.chain.aligned.fail=map,1@25+fault=snapshot-throw,sink,0@2~random.join.unaligned.none'
 >>> decode_round(token) == cases
 True
 """
@@ -60,17 +60,33 @@ class CampaignCase(NamedTuple):
 
 
 def _encode_fault(spec: str) -> str:
+    """``--fail V:S@R`` as ``fail=V,S@R``; ``--fault KIND:V:S@AT=VALUE`` as ``fault=KIND,V,S@AT=VALUE``
+    (a case id holds no ``:`` or space; vertex ids hold no ``,``: :func:`check_graph_for_campaign`)."""
     found = re.fullmatch(r"--fail (?P<vertex>.+):(?P<subtask>[0-9]+)@(?P<record>[0-9]+)", spec)
-    if found is None:
-        raise ValueError(f"fault {spec!r}: a campaign's token holds --fail faults only")
-    return f"fail={found['vertex']},{found['subtask']}@{found['record']}"
+    if found is not None:
+        return f"fail={found['vertex']},{found['subtask']}@{found['record']}"
+    if spec.startswith("--fault "):
+        return "fault=" + _fault_spec(spec.partition(" ")[2], spec).replace(":", ",")
+    raise ValueError(f"fault {spec!r}: a campaign's token holds --fail and --fault faults only")
 
 
 def _decode_fault(text: str) -> str:
     found = _FAIL.fullmatch(text)
-    if found is None:
-        raise ValueError(f"campaign token: fault {text!r} is not fail=VERTEX,SUBTASK@RECORD")
-    return f"--fail {found['vertex']}:{found['subtask']}@{found['record']}"
+    if found is not None:
+        return f"--fail {found['vertex']}:{found['subtask']}@{found['record']}"
+    if text.startswith("fault="):
+        return "--fault " + _fault_spec(text.removeprefix("fault=").replace(",", ":"), text)
+    raise ValueError(f"campaign token: fault {text!r} is neither fail=VERTEX,SUBTASK@RECORD nor fault=KIND,...")
+
+
+def _fault_spec(spec: str, shown: str) -> str:
+    """``spec`` as flipcheck.flink.faults writes it; ValueError naming ``shown`` when it is none."""
+    from flipcheck.flink.faults import parse_fault
+
+    try:
+        return parse_fault(spec).spec
+    except ValueError as error:
+        raise ValueError(f"campaign token: fault {shown!r}: {error}") from None
 
 
 def encode_round(cases: Sequence[CampaignCase]) -> str:

@@ -116,16 +116,34 @@ def moment_of(source_state, task: int) -> str:
 
 
 def fault_for_moment(graph, vertex: str, subtask: int, moment: str, kinds: frozenset | None = None) -> str:
-    """The first template of ``moment`` the job builder can run, for that subtask."""
+    """The first template of ``moment`` the job builder can run, for that subtask: a ``--fault``
+    kind of ``kinds`` (default: every kind flipcheck.flink.faults knows) with a hook in that
+    vertex, else ``--fail`` at a record of that moment."""
     kinds = fault_kinds() if kinds is None else kinds
     last = max(1, records_per_subtask(graph, vertex))
     intervals = _INTERVALS[moment]
     record = last if intervals is None else int(intervals * _RECORDS_PER_INTERVAL)
     record = max(1, min(record, last))
     for template in FAULT_TEMPLATES[moment]:
-        if template.kind is None or template.kind in kinds:
-            return template.spec.format(vertex=vertex, subtask=subtask, record=record)
+        spec = template.spec.format(vertex=vertex, subtask=subtask, record=record)
+        if template.kind is None or template.kind in kinds and _runs_on(graph, spec):
+            return spec
     raise KeyError(moment)
+
+
+def _runs_on(graph, spec: str) -> bool:
+    """Whether the job builder can strike ``spec`` in ``graph`` (a kind with a hook in that
+    vertex's role: :func:`flipcheck.flink.faults.check_faults`, through ``job_spec``)."""
+    from pathlib import Path
+
+    from flipcheck.errors import UsageError
+    from flipcheck.flink.engine import job_spec
+
+    try:
+        job_spec(graph, out=Path("."), **fault_options((spec,)))
+    except UsageError:
+        return False
+    return True
 
 
 def faults_for_path(graph, tasks: Sequence[tuple], states: Sequence, labels: Sequence[tuple],
@@ -143,14 +161,14 @@ def faults_for_path(graph, tasks: Sequence[tuple], states: Sequence, labels: Seq
 
 
 def _runnable(faults: tuple) -> tuple:
-    """At most one ``--fail`` (the job builder's one fail point) and :data:`MAX_FAULTS` in all."""
-    kept, fail = [], False
+    """At most one ``--fail`` (the job builder's one fail point), one ``--fault`` of a kind per
+    subtask (flipcheck.flink.faults.check_faults), and :data:`MAX_FAULTS` in all."""
+    kept, places = [], set()
     for fault in faults:
-        if fault.startswith("--fail "):
-            if fail:
-                continue
-            fail = True
-        kept.append(fault)
+        place = ("fail",) if fault.startswith("--fail ") else tuple(fault.partition("@")[0].split(":")[:3])
+        if place not in places:
+            places.add(place)
+            kept.append(fault)
     return tuple(kept[:MAX_FAULTS])
 
 
@@ -218,7 +236,7 @@ def fault_options(faults: Sequence[str]) -> dict:
         elif spec.startswith("--fault ") and fault_kinds():
             from flipcheck.flink import faults as registry  # type: ignore[attr-defined]
 
-            options.setdefault("fault_specs", []).append(registry.parse_fault(spec.partition(" ")[2]))
+            options["points"] = options.get("points", ()) + (registry.parse_fault(spec.partition(" ")[2]),)
         else:
             raise UsageError(f"faults: {spec!r} cannot run here (one --fail VERTEX:SUBTASK@RECORD per run, RECORD >= 1; "
                              "--fault needs flipcheck.flink.faults)")

@@ -66,9 +66,8 @@ class PairTargets:
         steps = replay(self.job, labels)
         states = [abstract_state(self.job, initial_state(self.job))] + [abstract_state(self.job, s.state) for s in steps]
         tasks = [(t.vertex, t.subtask) for t in self.job.tasks]
-        # --fail only: a round's token carries no --fault yet (flipcheck.flink.campaign.encode_round),
-        # so the templates of flipcheck.flink.faults' kinds wait for that (docs/coverage.md)
-        return faults_for_path(self.graph, tasks, states, [s.label for s in steps], kinds=frozenset())
+        # every kind of flipcheck.flink.faults whose template this graph can run (docs/coverage.md)
+        return faults_for_path(self.graph, tasks, states, [s.label for s in steps])
 
 
 class Planner:

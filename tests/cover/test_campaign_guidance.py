@@ -83,7 +83,7 @@ def test_guidance_translates_the_model_path_to_a_failing_task_into_its_fault():
     for target, labels in paths.items():
         steps = replay(job, labels)
         states = [abstract_state(job, job_initial(job))] + [abstract_state(job, s.state) for s in steps]
-        # as a campaign asks (--fail only, until a round's token carries --fault specs)
+        # the --fail templates (each moment's last)
         faults = faults_for_path(graph, tasks, states, [s.label for s in steps], kinds=frozenset())
         failed = next(i for i, a in enumerate(target.target.tasks) if a.phase == "FAILED")
         vertex, subtask = tasks[failed]
@@ -207,3 +207,25 @@ def test_a_case_id_whose_fault_its_graph_cannot_build_is_refused_in_one_line(cap
         assert main(["replay", f"flink-campaign:guided.chain.aligned.{bad}:0"]) == 2
         stderr = capsys.readouterr().err
         assert len(stderr.strip().splitlines()) == 1 and named in stderr, stderr
+
+
+def test_a_moment_takes_its_fault_kind_where_the_vertex_has_a_hook_and_fail_elsewhere():
+    """A Sink V2 vertex has no hook for the --fault kinds (flipcheck.flink.faults), so its
+    moments fall back to --fail; the source's take their protocol-point kind, which the job
+    builder accepts (job_spec holds it as a fault point)."""
+    graph = load_graph(str(GRAPHS / "sink-v2-single.json"))
+    for moment in FAULT_TEMPLATES:
+        assert fault_for_moment(graph, "sink", 0, moment).startswith("--fail sink:0@"), moment
+    pending = fault_for_moment(graph, "src", 0, "checkpoint-pending")
+    assert pending == "--fault snapshot-throw:src:0@1"
+    spec = job_spec(graph, out=Path("."), **fault_options((pending, "--fail sink:0@5")))
+    assert [p["kind"] for p in spec["fault_points"]] == ["snapshot-throw"]
+
+
+def test_a_rounds_token_carries_fault_specs_and_rejects_a_bad_one():
+    cases = [CampaignCase("guided", "chain", "aligned", ("--fault delay-snapshot:map:0@2=300", "--fail src:1@5")),
+             CampaignCase("random", "join", "unaligned", ("--fault cpu-contention=2",))]
+    token = encode_round(cases)
+    assert ":" not in token and " " not in token and decode_round(token) == cases
+    with pytest.raises(ValueError, match="no-such-kind"):
+        decode_round("guided.chain.aligned.fault=no-such-kind,map,0@2")
