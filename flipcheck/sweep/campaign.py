@@ -70,6 +70,10 @@ class PairTargets:
         return faults_for_path(self.graph, tasks, states, [s.label for s in steps])
 
 
+# How often a mutation is drawn again when it gives faults the arm already ran.
+_MUTATION_TRIES = 8
+
+
 class Planner:
     """Plans each arm's runs from what its runs so far covered (deterministic in the campaign's
     seed and the covered sets, so a rerun plans the same)."""
@@ -109,7 +113,10 @@ class Planner:
                 faults = self._towards_uncovered(pair, state, tried) if n % 2 == 0 else None
                 if faults is None:
                     corpus = state.get("corpus", {}).get(pair) or [()]
-                    faults = mutate(graph, tuple(choice(chooser, corpus)), chooser)
+                    for _ in range(_MUTATION_TRIES):   # a mutant the arm ran already teaches little
+                        faults = mutate(graph, tuple(choice(chooser, corpus)), chooser)
+                        if list(faults) not in tried:
+                            break
             tried.append(list(faults))
             cases.append(CampaignCase(arm, graph_name, mode, tuple(faults)))
         state["runs"] = done + count

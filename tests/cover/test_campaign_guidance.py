@@ -229,3 +229,17 @@ def test_a_rounds_token_carries_fault_specs_and_rejects_a_bad_one():
     assert ":" not in token and " " not in token and decode_round(token) == cases
     with pytest.raises(ValueError, match="no-such-kind"):
         decode_round("guided.chain.aligned.fault=no-such-kind,map,0@2")
+
+
+def test_the_guided_arm_does_not_plan_a_mutation_it_already_ran():
+    """With no target left to aim at, every guided run after the corpus' seed is a ModelFuzz
+    mutation; one the arm ran already is drawn again (a 4-run pair campaign planned
+    `--fail src:0@1` twice in one round before)."""
+    from types import SimpleNamespace
+
+    from flipcheck.sweep.campaign import Planner
+
+    planner = Planner(["chain"], ["aligned"], "t", {"chain/aligned": SimpleNamespace(keys=frozenset(), first_step={})})
+    state: dict = {}
+    planned = [case.faults for _ in range(10) for case in planner.plan_round("guided", 2, state)]
+    assert planned[0] == () and len(set(planned)) == len(planned) == 20
