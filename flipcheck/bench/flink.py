@@ -119,13 +119,15 @@ def _rss_mb(pid: int) -> float:
 
 
 def watch_jvm(work: Callable[[], object], interval: float = 0.1) -> tuple[object, JvmWatch]:
-    """Run ``work()`` here while a thread samples the JVMs it starts; ``(its result, JvmWatch)``."""
+    """Run ``work()`` here while a thread samples the JVMs it starts; ``(its result, JvmWatch)``.
+    JVMs this process ran before (a Spark session's gateway, say) are not the work's."""
     watch = JvmWatch()
     done = threading.Event()
+    before = set(java_children())
 
     def sample():
         while not done.is_set():
-            for pid in java_children():
+            for pid in set(java_children()) - before:
                 watch.pids.add(pid)
                 watch.listening |= listening_addresses(pid)
                 watch.peak_rss_mb = max(watch.peak_rss_mb, _rss_mb(pid))
