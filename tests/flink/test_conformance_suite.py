@@ -73,8 +73,10 @@ def test_a_flip_147_off_run_that_lost_records_does_not_conform_to_flip_147(runs)
     assert not verdict.conforms or result.records_committed == result.records_expected
 
 
+# The join failover's alterations run on its stored run (tests/cover/test_conform.py,
+# test_an_altered_log_does_not_conform): on a fresh log each costs a whole search, 30-65 s in CI.
 @pytest.mark.parametrize("alteration", sorted(ALTERATIONS))
-@pytest.mark.parametrize("name", ["chain-aligned", "diamond-unaligned", "join-failover", "sink-v2-aligned"])
+@pytest.mark.parametrize("name", ["chain-aligned", "diamond-unaligned", "sink-v2-aligned"])
 def test_an_altered_real_log_does_not_conform(runs, tmp_path, name, alteration):
     from flipcheck.flink.conform import conform_files
 
