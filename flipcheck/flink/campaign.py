@@ -62,7 +62,9 @@ class CampaignCase(NamedTuple):
 def _encode_fault(spec: str) -> str:
     """``--fail V:S@R`` as ``fail=V,S@R``; ``--fault KIND:V:S@AT=VALUE`` as ``fault=KIND,V,S@AT=VALUE``
     (a case id holds no ``:`` or space; vertex ids hold no ``,``: :func:`check_graph_for_campaign`)."""
-    found = re.fullmatch(r"--fail (?P<vertex>.+):(?P<subtask>[0-9]+)@(?P<record>[0-9]+)", spec)
+    from flipcheck.flink.guidance import FAIL_SPEC
+
+    found = FAIL_SPEC.fullmatch(spec)
     if found is not None:
         return f"fail={found['vertex']},{found['subtask']}@{found['record']}"
     if spec.startswith("--fault "):

@@ -45,7 +45,8 @@ from flipcheck.errors import UsageError
 from flipcheck.generators.choices import choice
 
 __all__ = ["MOMENTS", "FaultTemplate", "FAULT_TEMPLATES", "MAX_FAULTS", "moment_of", "fault_for_moment",
-           "faults_for_path", "mutate", "random_faults", "fault_options", "records_per_subtask", "fault_kinds"]
+           "faults_for_path", "mutate", "random_faults", "fault_options", "records_per_subtask", "fault_kinds",
+           "FAIL_SPEC"]
 
 # A run's faults: at most three (issue 26); `--fail` takes one, the job builder's --fault more.
 MAX_FAULTS = 3
@@ -172,7 +173,8 @@ def _runnable(faults: tuple) -> tuple:
     return tuple(kept[:MAX_FAULTS])
 
 
-_SPEC = re.compile(r"--fail (?P<vertex>.+):(?P<subtask>[0-9]+)@(?P<record>[0-9]+)")
+# A --fail fault as flipcheck flink run writes it (a campaign token encodes it from this).
+FAIL_SPEC = re.compile(r"--fail (?P<vertex>.+):(?P<subtask>[0-9]+)@(?P<record>[0-9]+)")
 
 
 def _random_fail(graph, chooser) -> str:
@@ -202,11 +204,11 @@ def mutate(graph, faults: Sequence[str], chooser) -> tuple:
 
 
 def _mutated_once(graph, faults: tuple, chooser) -> tuple:
-    fails = [i for i, f in enumerate(faults) if _SPEC.fullmatch(f)]
+    fails = [i for i, f in enumerate(faults) if FAIL_SPEC.fullmatch(f)]
     if not fails:
         return _runnable(faults + (_random_fail(graph, chooser),))
     i = choice(chooser, fails)
-    found = _SPEC.fullmatch(faults[i])
+    found = FAIL_SPEC.fullmatch(faults[i])
     vertex, subtask, record = found["vertex"], int(found["subtask"]), int(found["record"])
     how = chooser.integer(0, 3)
     if how == 0:       # another record, within a checkpoint interval either side
@@ -230,7 +232,7 @@ def fault_options(faults: Sequence[str]) -> dict:
 
     options: dict = {}
     for spec in faults:
-        found = _SPEC.fullmatch(spec)
+        found = FAIL_SPEC.fullmatch(spec)
         if found is not None and "fail" not in options and int(found["record"]) >= 1:
             options["fail"] = FailAt(found["vertex"], int(found["subtask"]), int(found["record"]))
         elif spec.startswith("--fault ") and fault_kinds():
