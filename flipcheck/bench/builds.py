@@ -31,7 +31,7 @@ from pathlib import Path
 
 from flipcheck.compiled import PURE_PYTHON_VARIABLE, active_modules, build_label
 
-__all__ = ["PINNED", "pinned_configurations", "job_of", "measure", "measure_in_fresh_process", "compare"]
+__all__ = ["PINNED", "pinned_entries", "pinned_configurations", "job_of", "measure", "measure_in_fresh_process", "compare"]
 
 _ROOT = Path(__file__).resolve().parents[2]
 #: The pinned protocol configurations (a repository file: the compiled build is a repository's too).
@@ -39,12 +39,21 @@ PINNED = _ROOT / "tests" / "manifests" / "protocol.json"
 _NOT_JOB_OPTIONS = ("graph", "parallelism", "variant", "reduction")
 
 
+def pinned_entries(path: Path = PINNED) -> list[dict]:
+    """The manifest's entries of the correct protocol (``config``, ``distinct_states``,
+    ``seconds``...); UsageError outside a source checkout, where the manifest is not."""
+    from flipcheck.errors import UsageError
+
+    if not path.is_file():
+        raise UsageError(f"the benchmarks of the pinned configurations need a source checkout; {path} is not there")
+    return [entry for entry in json.loads(path.read_text())["entries"]
+            if entry["model"] == "flip-147" and entry["check"] == "properties"]
+
+
 def pinned_configurations(path: Path = PINNED) -> list[tuple[dict, float]]:
     """``(config, seconds)`` of every pinned configuration of the correct protocol; ``seconds``
     is the pinned (informational) time of its exploration, for a budget."""
-    manifest = json.loads(path.read_text())
-    return [(entry["config"], float(entry.get("seconds", 0.0))) for entry in manifest["entries"]
-            if entry["model"] == "flip-147" and entry["check"] == "properties"]
+    return [(entry["config"], float(entry.get("seconds", 0.0))) for entry in pinned_entries(path)]
 
 
 def job_of(config: dict):

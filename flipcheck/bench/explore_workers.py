@@ -16,12 +16,10 @@ and the projected speedup, one process's CPU seconds over it.
 
 from __future__ import annotations
 
-import json
 import os
 import time
-from pathlib import Path
 
-from flipcheck.errors import UsageError
+from flipcheck.bench.builds import pinned_entries
 from flipcheck.generators.protocol import example_graph
 from flipcheck.parallel_explore.workers import (
     MIN_LEVEL, WorkersReport, explore_job_on_workers, job_from_spec, job_spec,
@@ -33,23 +31,12 @@ __all__ = ["configurations", "measure", "report_line", "HEADER", "MIN_STATES"]
 MIN_STATES = 50_000   # smaller spaces finish in a few seconds: not where the cores matter
 
 
-MANIFEST = Path(__file__).resolve().parents[2] / "tests" / "manifests" / "protocol.json"
-
-
-def _pinned() -> list[dict]:
-    """The protocol manifest's entries (in a source checkout, beside the package)."""
-    if not MANIFEST.is_file():
-        raise UsageError(f"the workers table measures the pinned configurations of a source checkout; "
-                         f"{MANIFEST} is not there")
-    return json.loads(MANIFEST.read_text())["entries"]
-
-
 def configurations(min_states: int = MIN_STATES) -> list[dict]:
     """The pinned configurations of the correct protocol with more than ``min_states`` states,
     each a ``{"graph", "parallelism", options..., "states"}`` dict."""
     found = []
-    for entry in _pinned():
-        if entry["model"] != "flip-147" or entry["distinct_states"] <= min_states:
+    for entry in pinned_entries():
+        if entry["distinct_states"] <= min_states:
             continue
         config = dict(entry["config"])
         config.setdefault("parallelism", 1)
