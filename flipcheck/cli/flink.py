@@ -26,6 +26,7 @@ Real Flink, started by flipcheck:
 
   flipcheck flink run GRAPH.json --out DIR    run a job graph as a Flink job (see run --help)
   flipcheck flink releases [--json]           the Flink releases installed, and those installable
+                                              (--install V,... fetches them ahead of a run)
   flipcheck flink matrix --out DIR            catalogued Flink bugs re-enacted on real releases,
                                               compared with JIRA's fix versions (see matrix --help)
   flipcheck flink component approximate-recovery
@@ -44,11 +45,16 @@ extra's, in the venv, and those in the release cache $XDG_CACHE_HOME/flipcheck/r
 where their jars are) and those --flink VERSION installs on first use: every release from 1.14.0
 (FLIP-147's first) to 2.3.x, as flipcheck knows them, plus newer patch releases when the package
 index answers within a few seconds (offline, the known list alone).
+
+--install VERSION,... installs releases into the cache now rather than on first use: for a CI
+image or a machine that will later run offline (`make test` fetches 1.20.0 this way while its
+first tests run).
 """
 RELEASES_EPILOG = """\
 examples:
   flipcheck flink releases
   flipcheck flink releases --json
+  flipcheck flink releases --install 1.14.6,1.20.0        about 250 MB each; needs network access
 
 output: installed releases one a line (VERSION SOURCE LIB), then the installable ones; --json:
   {"installed": [{"version", "source", "lib"}, ...], "installable": [...], "index_answered": bool}.
@@ -276,6 +282,9 @@ def configure(parser) -> None:
                                           description=RELEASES_DESCRIPTION, epilog=RELEASES_EPILOG,
                                           formatter_class=argparse.RawDescriptionHelpFormatter)
     releases_parser.add_argument("--json", action="store_true", help="one JSON object")
+    releases_parser.add_argument("--install", metavar="VERSION,...",
+                                 help="install these releases into the cache first (as --flink VERSION would), "
+                                      "then list")
     from flipcheck.cli import flink_campaign, flink_component, flink_matrix
 
     flink_matrix.configure(commands)
@@ -325,11 +334,29 @@ def summary_line(result) -> str:
             + (f", compile {times.compile:.1f} s" if times.compile else "") + ")")
 
 
+def _install_releases(listed: str) -> None:
+    """--install: each release of the comma-separated list, as --flink VERSION installs it; a
+    refusal names --install."""
+    from flipcheck.errors import UsageError
+    from flipcheck.flink.releases import resolve_flink
+
+    versions = [version.strip() for version in listed.split(",")]
+    if not all(versions):
+        raise UsageError(f"--install: {listed!r} is not a comma-separated list of releases such as 1.20.0,2.2.1")
+    for version in versions:
+        try:
+            resolve_flink(version, None, progress=lambda line: print(line, file=sys.stderr, flush=True))
+        except UsageError as refused:
+            raise UsageError("--install" + str(refused).removeprefix("--flink")) from None
+
+
 def list_releases(args) -> int:
     import json
 
     from flipcheck.flink.releases import available_releases, installed_releases, venv_flink
 
+    if args.install is not None:
+        _install_releases(args.install)
     venv = venv_flink()
     installed = [venv] if venv else []
     installed += [install for install in installed_releases() if venv is None or install.version != venv.version]

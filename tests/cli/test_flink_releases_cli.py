@@ -194,6 +194,26 @@ def test_two_installs_at_once_end_with_one_cache_entry(cache, monkeypatch):
     assert sorted(os.listdir(cache)) == ["1.18.0"]  # no scratch left behind
 
 
+def test_releases_install_fetches_ahead_of_a_run_and_lists_them_installed(cache, monkeypatch, capsys):
+    _fake_pip(monkeypatch, INSTALL)
+    monkeypatch.setattr(releases, "available_releases", lambda **_: (list(KNOWN_RELEASES), False))
+    assert main(["flink", "releases", "--install", "1.16.2, 1.18.0", "--json"]) == 0
+    captured = capsys.readouterr()
+    listed = {entry["version"]: entry["source"] for entry in json.loads(captured.out)["installed"]}
+    assert listed["1.16.2"] == listed["1.18.0"] == "cache"
+    assert [line for line in captured.err.splitlines() if "installing Flink" in line] == [
+        f"flipcheck: installing Flink {v} (apache-flink-libraries, about 250 MB) into {cache / v}" for v in ("1.16.2", "1.18.0")]
+
+
+@pytest.mark.parametrize("listed, needles", [
+    ("9.9.9", ("--install 9.9.9", "1.14.0 to 2.3.x")), ("1.20.0,", ("--install", "comma-separated")),
+    ("1.2", ("--install", "not a Flink release such as 1.14.6")),
+])
+def test_releases_install_refuses_in_one_line_naming_install(listed, needles, cache, capsys):
+    _refused(capsys, ["flink", "releases", "--install", listed], *needles)
+    assert not cache.exists() or not os.listdir(cache)
+
+
 def test_the_venv_release_serves_its_own_version(monkeypatch, cache):
     venv = releases.venv_flink()
     if venv is None:
