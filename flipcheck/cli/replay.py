@@ -13,7 +13,9 @@ algorithm (or --algorithm / --variant NAME), print the verdict and the case, and
 
 Case ids: SUITE:SEED:INDEX for random cases (plan:42:17), SUITE:exhaustive-...:INDEX for the
 exhaustive spaces (plan:exhaustive-v4-p3:1234 is a topology checked for every state assignment;
-the picture then shows the failing assignment). The same id gives the same case on any machine.
+the picture then shows the failing assignment), and SUITE:choices-N.N...:0 for a case hypothesis
+found in `verify` (the answers it drew, recorded: plan:choices-3.1.0...:0). The same id gives the
+same case on any machine, as long as the generator has not changed.
 """
 EPILOG = """\
 output: the verdict line, the violations, and the case as JSON (a job graph in the GRAPH.json
@@ -51,6 +53,7 @@ def run(args) -> int:
     from flipcheck.errors import UsageError
     from flipcheck.designs import DesignUnavailable
     from flipcheck.designs.suite import resolve_case
+    from flipcheck.generators.choices import RecordedChoicesError
     from flipcheck.reference_impl.user_variants import UserVariantError
 
     try:
@@ -60,7 +63,10 @@ def run(args) -> int:
         raise UsageError(f"{'--variant' if args.variant else '--algorithm'} {error}") from None
     except (ValueError, DesignUnavailable) as error:
         raise UsageError(str(error)) from None
-    case = space.case(index)
+    try:
+        case = space.case(index)
+    except RecordedChoicesError as error:
+        raise UsageError(f"{args.case_id[:80]}: {error}") from None
     outcome = space.check(case, algorithm)
     shown = outcome.counterexample if outcome.counterexample is not None else case
     if args.minimise and outcome.violations:

@@ -43,7 +43,8 @@ a seeded case, a hypothesis case), minimised for that property (a shortest trace
 that shows the violation again from any folder, after your file changed (a copy of it and the job
 graph are saved in --out): flipcheck explore GRAPH.json ... --property NAME (protocol), flipcheck
 barriers ... (barriers), else flipcheck replay CASE_ID (a seeded case or an explored configuration
-by its id); null for a case only hypothesis found in a suite without its own command. A property
+by its id, a hypothesis case by the choices it drew: SUITE:choices-...:0); null for an exploration
+below the pinned bounds (approximate-recovery under a 20 s budget): its case is shown. A property
 only a stateful run or a z3 proof violated has no case to show ("without_counterexample").
 coverage: the steps the exploration driver took per rule of the model, over the configurations it
 explored within the budget (protocol, split-assignment and batch-recovery, whose explorers label

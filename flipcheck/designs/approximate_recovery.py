@@ -51,6 +51,7 @@ from flipcheck.reference_impl.approximate_recovery_variants import APPROXIMATE_R
 from flipcheck.reference_impl.approximate_recovery_variants import engine as make_engine, variant_class
 from flipcheck.designs.generated_suite import GeneratedSuite
 from flipcheck.designs.common import hunt_with, merged, mutant_list, random_rows, rows, stateful_rows
+from flipcheck.designs.drivers import report_problems
 from flipcheck.render.tables import table_source
 
 __all__ = [
@@ -378,6 +379,15 @@ def render_case(case, out_path: str, variant: str = ENGINE) -> str:
 # The verify suite
 
 
+def _report_counterexample(unit: ExplorationUnit, variant: str) -> None:
+    """Keep a concrete counterexample of the exploration ``unit`` found violating (explored once
+    more, by :func:`explore_case`, only when it did), so verify shows it with its replay: the
+    exhaustive space's case id when the unit is one of :func:`exhaustive_cases`."""
+    problems, _, case = explore_case(unit, variant)
+    if case is not None:
+        report_problems(problems, case, "exploration", SUITE.exhaustive_id(unit))
+
+
 def _exploration_rows(variant: str, budget_seconds: float) -> list[dict]:
     started = time.perf_counter()
     result = []
@@ -386,16 +396,22 @@ def _exploration_rows(variant: str, budget_seconds: float) -> list[dict]:
     explored = explore.explore_subpartition(variant, **bounds._asdict())
     result += rows(props.GROUPS["subpartition"], explored.states, Counter({v.property for v in explored.problems}),
                    "exploration")
+    if explored.problems:
+        _report_counterexample(ExplorationUnit("subpartition", bounds), variant)
     states, found = 0, Counter()
     for scenario in explore.barrier_scenarios(*BARRIER_BOUNDS):
         explored = explore.explore_barriers(variant, scenario)
         states += explored.states
         found.update({v.property for v in explored.problems})
+        if explored.problems:
+            _report_counterexample(ExplorationUnit("barriers", scenario), variant)
     result += rows(props.GROUPS["barriers"], states, found, "exploration")
     space = topology_space(*TOPOLOGY_BOUNDS)
     cases, failures = explore.explore_restart_sets(variant, (space.job_graph(i) for i in range(len(space))))
     result += rows(props.GROUPS["failover"], cases, Counter({v.property for *_, vs in failures for v in vs}),
                    "exploration")
+    for graph, *_ in failures[:1]:
+        _report_counterexample(ExplorationUnit("failover", graph), variant)
     states, found = 0, Counter()
     for graph in DATAFLOW_GRAPHS:
         if time.perf_counter() - started > budget_seconds * 0.5 and states:
@@ -403,6 +419,8 @@ def _exploration_rows(variant: str, budget_seconds: float) -> list[dict]:
         explored = explore.explore_dataflow(variant, graph, records=DATAFLOW_RECORDS if full else 1)
         states += explored.states
         found.update({v.property for v in explored.problems})
+        if explored.problems and full:  # explore_case explores with the pinned records only
+            _report_counterexample(ExplorationUnit("dataflow", graph), variant)
     result += rows(props.GROUPS["dataflow"], states, found, "exploration")
     return result
 

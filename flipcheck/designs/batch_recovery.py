@@ -186,7 +186,7 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
     check = lambda case: check_case(case, name)  # noqa: E731
     for tally in (seeded_driver(generate_case, check, budget_seconds=remaining * 0.4, seed="verify-batch-recovery",
                                 suite=BATCH_RECOVERY_SUITE.name),
-                  hypothesis_driver(generate_case, check, budget_seconds=remaining * 0.3)):
+                  hypothesis_driver(generate_case, check, budget_seconds=remaining * 0.3, suite=BATCH_RECOVERY_SUITE.name)):
         result_rows += rows(ROW_NAMES, tally.cases, tally.violations, tally.driver)
     result_rows += stateful_rows(lambda: batch_machine(name), ROW_NAMES, REFINEMENT, "batch-recovery",
                                  max(0.2, budget_seconds - (time.perf_counter() - started)), steps=40, examples=20)

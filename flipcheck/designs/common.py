@@ -49,7 +49,8 @@ def random_rows(kinds: Sequence[str], groups: dict, generate: Callable, check: C
     """Each kind of case through the seeded and the hypothesis driver, an equal share of the
     budget each; ``generate(chooser, kind)``, ``check(case) -> violations``; a kind's rows are
     its group's properties. ``suite``: the generated suite whose random space ``KIND@verify``
-    generates the same seeded cases (its module's ``CASE_KINDS``), so each has a case id."""
+    generates the same seeded cases (its module's ``CASE_KINDS``), and ``KIND@choices-…`` the
+    same hypothesis case, so each has a case id."""
     from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
     from flipcheck.designs.generated_suite import KIND_SEPARATOR
 
@@ -61,7 +62,8 @@ def random_rows(kinds: Sequence[str], groups: dict, generate: Callable, check: C
 
         seed = f"{kind}{KIND_SEPARATOR}verify" if suite else f"verify-{kind}"
         for tally in (seeded_driver(generate_kind, check, budget_seconds=share, seed=seed, suite=suite),
-                      hypothesis_driver(generate_kind, check, budget_seconds=share)):
+                      hypothesis_driver(generate_kind, check, budget_seconds=share, suite=suite,
+                                        seed_prefix=f"{kind}{KIND_SEPARATOR}")):
             result += rows(groups[kind], tally.cases, tally.violations, tally.driver)
     return result
 

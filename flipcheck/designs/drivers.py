@@ -12,9 +12,11 @@ Both count cases and violations per property name and stop at the budget.
 
 Inside :func:`collect_findings` (``flipcheck verify`` runs a design's drivers there) every driver
 also reports the first case that violated each property (:func:`report_finding`), so that verify
-can show each violated property's counterexample: a seeded case with the case id that
-regenerates it when the driver is told its suite (``suite=``), a hypothesis case without one;
-an exploration driver reports its traces itself.
+can show each violated property's counterexample, with the case id that regenerates it when the
+driver is told its suite (``suite=``): a seeded case's ``SUITE:SEED:INDEX``, a hypothesis case's
+``SUITE:choices-…:0`` (the answers hypothesis gave, recorded as it drew them:
+:func:`~flipcheck.generators.choices.choices_token`). An exploration driver reports its traces
+itself.
 
 Example
 -------
@@ -42,7 +44,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from flipcheck.generators.choices import Chooser, HypothesisChooser, SeededChooser, case_id
+from flipcheck.generators.choices import Chooser, HypothesisChooser, RecordingChooser, SeededChooser, case_id, choices_token
 from flipcheck.properties.violation import Violation
 
 __all__ = ["Tally", "Finding", "Findings", "collect_findings", "report_finding", "report_problems", "seeded_driver",
@@ -56,7 +58,7 @@ Check = Callable[[Any], list[Violation]]
 class Finding:
     """The first case a driver met violating ``property``: the case in a form the design's suite
     minimises, describes and draws, the driver, and the case id that regenerates it (None when
-    no id does: a hypothesis case, an exploration's trace)."""
+    no id does: an exploration's trace, a hypothesis case when the driver was not told its suite)."""
 
     property: str
     message: str
@@ -177,9 +179,13 @@ def hypothesis_driver(
     batch: int = 100,
     max_cases: int | None = None,
     stop_at_first: bool = False,
+    suite: str | None = None,
+    seed_prefix: str = "",
 ) -> Tally:
     """Hypothesis draws the choices, in derandomised batches (batch k uses seed k) until the
     budget. Violations are recorded, not raised, so the search goes on after the first.
+    ``suite``: the sweep suite whose random space regenerates a case from its recorded answers,
+    so that a finding's case id (``SUITE:{seed_prefix}choices-…:0``) replays it.
 
     Hypothesis cannot stop a run half-way without calling the test flaky, so each batch is
     sized from the time the previous cases took; the budget may be overrun by one case."""
@@ -190,11 +196,15 @@ def hypothesis_driver(
     tally = Tally("hypothesis")
     start = time.perf_counter()
     deadline = start + budget_seconds
-    strategy = st.composite(lambda draw: generate(HypothesisChooser(draw)))()
+    def recorded(draw):
+        chooser = RecordingChooser(HypothesisChooser(draw))
+        return generate(chooser), chooser.answers
+
+    strategy = st.composite(recorded)()
 
     def one_case(data):
-        case = data.draw(strategy)
-        tally.record(case, check(case))
+        case, answers = data.draw(strategy)
+        tally.record(case, check(case), case_id(suite, seed_prefix + choices_token(answers), 0) if suite else None)
 
     batch_number, size = 0, min(batch, 20)
     while True:

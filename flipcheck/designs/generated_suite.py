@@ -33,7 +33,7 @@ from __future__ import annotations
 import importlib
 from functools import cached_property
 
-from flipcheck.generators.choices import SeededChooser
+from flipcheck.generators.choices import CHOICES_PREFIX, SeededChooser, chooser_for
 from flipcheck.designs.suite import CRASH, EXHAUSTIVE_PREFIX, CaseSpace, Outcome, Suite, checked
 
 __all__ = ["GeneratedSuite", "RandomCaseSpace", "ExhaustiveCaseSpace", "KIND_SEPARATOR"]
@@ -50,7 +50,9 @@ class RandomCaseSpace(CaseSpace):
         self.kind = kind if separator and kind in getattr(suite.module, "CASE_KINDS", ()) else None
 
     def case(self, index: int):
-        chooser = SeededChooser.for_case(self.token, index)
+        seed = self.token.partition(KIND_SEPARATOR)[2] if self.kind is not None else self.token
+        # A seeded case's chooser is seeded by the whole token (KIND@SEED), as verify's ids were made.
+        chooser = chooser_for(seed, index) if seed.startswith(CHOICES_PREFIX) else SeededChooser.for_case(self.token, index)
         if self.kind is None:
             return self.suite.module.generate_case(chooser)
         return self.suite.module.generate_case(chooser, self.kind)

@@ -43,6 +43,7 @@ from flipcheck.reference_impl.local_recovery_variants import LOCAL_RECOVERY_ENGI
 from flipcheck.reference_impl.local_recovery_variants import engine as make_engine, variant_class
 from flipcheck.designs.generated_suite import GeneratedSuite
 from flipcheck.designs.common import hunt_with, merged, mutant_list, random_rows, rows, stateful_rows
+from flipcheck.designs.drivers import report_problems
 from flipcheck.render.tables import table_source
 
 __all__ = [
@@ -277,9 +278,11 @@ def _exhaustive_rows(variant: str, full: bool) -> list[dict]:
                         ("scheduling", [ExhaustiveUnit("scheduling", n) for n in range(1, largest + 1)])):
         count, found = 0, Counter()
         for unit in units:
-            violations, covered, _ = explore_case(unit, variant)
+            violations, covered, case = explore_case(unit, variant)
             count += covered
             found.update({v.property for v in violations})
+            if case is not None:  # verify shows it, replayed by the exhaustive unit's id
+                report_problems(violations, case, "exhaustive", SUITE.exhaustive_id(unit))
         result += rows(props.GROUPS[part], count, found, "exhaustive")
     return result
 

@@ -61,7 +61,7 @@ from flipcheck.designs.common import first_paragraph
 from flipcheck.designs.drivers import hypothesis_driver, seeded_driver
 from flipcheck.designs.shrink import shrink_graph
 from flipcheck.designs.suite import CRASH, EXHAUSTIVE_PREFIX, CaseSpace, Outcome, Suite, checked
-from flipcheck.generators.choices import SeededChooser
+from flipcheck.generators.choices import chooser_for
 from flipcheck.generators.enumerate_dags import topology_space
 from flipcheck.generators.job_graphs import generate_job_graph
 from flipcheck.model.graph_json import load_graph
@@ -76,15 +76,16 @@ __all__ = [
     # the design contract
     "name", "title", "seed", "spec", "engine", "variants", "properties", "drivers", "suite", "verify", "mutants", "hunt", "render",
     # its parts
-    "EXAMPLE_GRAPHS", "PLAN_SUITE", "PlanSuite", "RandomPlanSpace", "ExhaustivePlanSpace", "ENUMERATE_MAX_TASKS", "RANDOM_MAX_VERTICES", "RANDOM_MAX_PARALLELISM", "MAX_EXHAUSTIVE_VERTICES",
+    "EXAMPLE_GRAPHS", "PLAN_SUITE", "PlanSuite", "generate_case", "RandomPlanSpace", "ExhaustivePlanSpace", "ENUMERATE_MAX_TASKS", "RANDOM_MAX_VERTICES", "RANDOM_MAX_PARALLELISM", "MAX_EXHAUSTIVE_VERTICES",
 ]
 
 EXAMPLE_GRAPHS = example_graphs()
 _MAX_PROOF_TASKS = 100
 
 
-def _generate(chooser):
-    return generate_job_graph(chooser, max_vertices=6, max_parallelism=4)
+def generate_case(chooser):
+    """A random case of the plan suite's random space (so its case ids replay verify's cases)."""
+    return generate_job_graph(chooser, max_vertices=RANDOM_MAX_VERTICES, max_parallelism=RANDOM_MAX_PARALLELISM)
 
 
 def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dict]:
@@ -99,8 +100,8 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
 
     rows = []
     for tally in (
-        seeded_driver(_generate, check, budget_seconds=budget_seconds * 0.35, seed="verify-plan", suite=PLAN_SUITE.name),
-        hypothesis_driver(_generate, check, budget_seconds=budget_seconds * 0.35),
+        seeded_driver(generate_case, check, budget_seconds=budget_seconds * 0.35, seed="verify-plan", suite=PLAN_SUITE.name),
+        hypothesis_driver(generate_case, check, budget_seconds=budget_seconds * 0.35, suite=PLAN_SUITE.name),
     ):
         rows += [
             {"name": p.name, "cases": tally.cases, "violations": tally.violations[p.name], "driver": tally.driver}
@@ -154,8 +155,7 @@ class RandomPlanSpace(CaseSpace):
         self.suite, self.token = suite, seed
 
     def case(self, index: int) -> JobGraph:
-        chooser = SeededChooser.for_case(self.token, index)
-        return generate_job_graph(chooser, max_vertices=RANDOM_MAX_VERTICES, max_parallelism=RANDOM_MAX_PARALLELISM)
+        return generate_case(chooser_for(self.token, index))
 
     def check(self, case: JobGraph, algorithm: str) -> Outcome:
         return checked(_check_concrete, case, algorithm)

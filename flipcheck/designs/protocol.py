@@ -255,7 +255,7 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
     check = lambda case: check_case(case, name)  # noqa: E731
     for tally in (seeded_driver(generate_case, check, budget_seconds=remaining * 0.5, seed="verify-protocol",
                                 suite=PROTOCOL_SUITE.name),
-                  hypothesis_driver(generate_case, check, budget_seconds=remaining * 0.5)):
+                  hypothesis_driver(generate_case, check, budget_seconds=remaining * 0.5, suite=PROTOCOL_SUITE.name)):
         rows += [{"name": n, "cases": tally.cases, "violations": tally.violations[n], "driver": tally.driver}
                  for n in ROW_NAMES]
     return rows

@@ -63,7 +63,7 @@ from flipcheck.designs import title_of
 from flipcheck.designs.common import check_variant, seeded_run
 from flipcheck.designs.drivers import hypothesis_driver, report_problems, seeded_driver
 from flipcheck.designs.suite import CRASH, EXHAUSTIVE_PREFIX, CaseSpace, Outcome, Suite, checked
-from flipcheck.generators.choices import SeededChooser
+from flipcheck.generators.choices import SeededChooser, chooser_for
 from flipcheck.generators.split_assignment import generate_case as _generate
 from flipcheck.model.split_assignment import DESIGNS, RULES, Config
 from flipcheck.properties.split_assignment_explore import explore_job, explore_liveness, explore_model, replay
@@ -159,7 +159,7 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
     check = lambda case: check_case(case, name)  # noqa: E731
     for tally in (seeded_driver(generate_case, check, budget_seconds=remaining * 0.4, seed="verify-split-assignment",
                                 suite=SPLIT_ASSIGNMENT_SUITE.name),
-                  hypothesis_driver(generate_case, check, budget_seconds=remaining * 0.35)):
+                  hypothesis_driver(generate_case, check, budget_seconds=remaining * 0.35, suite=SPLIT_ASSIGNMENT_SUITE.name)):
         rows += [{"name": n, "cases": tally.cases, "violations": tally.violations[n], "driver": tally.driver}
                  for n in ROW_NAMES]
     runs, failures = _stateful(name, max(0.2, budget_seconds - (time.perf_counter() - started)))
@@ -255,7 +255,7 @@ class RandomSplitSpace(CaseSpace):
         self.suite, self.token = suite, seed
 
     def case(self, index: int):
-        return generate_case(SeededChooser.for_case(self.token, index))
+        return generate_case(chooser_for(self.token, index))
 
     def check(self, case, algorithm: str) -> Outcome:
         return checked(_run, case, algorithm)

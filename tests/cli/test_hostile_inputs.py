@@ -280,6 +280,16 @@ def test_replay_case_ids_are_strict(case_id, capsys):
     assert_one_line_exit_2(["replay", "--no-render", case_id], capsys, "case id")
 
 
+@pytest.mark.parametrize("case_id, fragment", [
+    ("plan:choices-999999:0", "outside 1..6"),              # an answer the generator never gives
+    ("protocol:choices-1:0", "end after 1 answers"),          # too few answers
+    ("plan:choices-1:5", "one case, index 0"),
+    ("plan:choices-1.x:0", "not choices-N.N"),
+])
+def test_replay_recorded_choices_that_do_not_fit_are_one_line(case_id, fragment, capsys):
+    assert_one_line_exit_2(["replay", "--no-render", case_id], capsys, case_id.split(":")[1][:8], fragment)
+
+
 def test_replay_render_and_no_render_contradict(capsys):
     assert_one_line_exit_2(["replay", "plan:1:1", "--render", "x.svg", "--no-render"], capsys, "--render", "--no-render")
 

@@ -164,3 +164,21 @@ def test_a_recovery_designs_seeded_counterexample_is_replayed_by_its_case_id(sui
         assert entry["case_id"].startswith(f"{suite}:") and "@verify:" in entry["case_id"]
         replayed = run_printed_command(entry["replay"] + " --no-render")
         assert replayed.returncode == 1 and f"  {entry['property']}: " in replayed.stdout
+
+
+@pytest.mark.parametrize("suite, mutant, prop, driver", [
+    ("local-recovery", "flink-before-8777", "restore_keeps_only_restored", "exhaustive"),
+    ("approximate-recovery", "flink-before-19547", "first_data_at_record_boundary", "exploration"),
+])
+def test_a_recovery_designs_exploration_keeps_its_counterexample(suite, mutant, prop, driver, capsys, tmp_path):
+    """Before, these designs' explorations counted a violation and dropped its case: verify then
+    said "none kept (... a stateful run, a proof)" whenever the random drivers missed it."""
+    from flipcheck.designs.drivers import collect_findings
+    from flipcheck.designs.suite import get_suite
+
+    with collect_findings() as findings:
+        get_suite(suite).module.verify(budget_seconds=2, variant=mutant)
+    found = findings.by_property[prop][driver]
+    assert found.case is not None and found.message
+    shown = get_suite(suite).describe(found.case, mutant)
+    assert shown["kind"] in ("store", "subpartition"), shown
