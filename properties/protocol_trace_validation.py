@@ -630,12 +630,12 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
     ``observation j``).
 
     The search is breadth-first over the observations and lazy: a silent step is taken only
-    when the next observation needs it. ``full_layers``: the lazy search stops only at a way
-    with more silent steps than the fewest, so it searches the states one silent step further
-    first, as it did before it learned to stop; the same verdict, more states searched (for the
-    test that compares both, docs/conformance.md "Cost"). When an observation cannot be explained, the last
+    when the next observation needs it. When an observation cannot be explained, the last
     ``backtrack`` observations are explained again with every silent step taken as early as
-    it can be (every way, not only the lazy one).
+    it can be (every way, not only the lazy one). ``full_layers``: the lazy search stops only at
+    a way with more silent steps than the fewest, so it first searches the states one silent
+    step further, as it did before it learned to stop: the same verdict, more states searched
+    (for the test that compares both; docs/conformance.md, "Cost").
 
     The first unexplained observation is the first one that no behaviour found explains
     together with every observation before it, where a behaviour must stay consistent with
