@@ -4,6 +4,7 @@ and behaviour as the full layers. The full layers cost what conform cost before 
 
 import pytest
 
+from flipcheck.errors import InputError
 from flipcheck.flink.suite import ALTERATIONS, alter_run
 
 from conform_runs import RUNS, searches_of
@@ -16,7 +17,10 @@ _TOO_LONG = ("job-server-join-failover-undecided",)
 
 @pytest.mark.parametrize("name", sorted(p.name for p in RUNS.iterdir() if p.is_dir() and p.name not in _TOO_LONG))
 def test_every_stored_run_gets_the_same_verdict_either_way(name):
-    searches = searches_of(RUNS / name)
+    try:
+        searches = searches_of(RUNS / name)
+    except InputError as error:   # the empty plans REST served while a job was INITIALIZING
+        pytest.skip(f"{name}: conform searches nothing ({error})")
     if not searches:
         pytest.skip(f"{name}: no protocol search (its logs hold another design's lines only)")
     same_finding(*both_ways(searches[0]))
