@@ -58,6 +58,7 @@ COMPILED_MODULES = (
     "flipcheck.properties.fingerprints",
     "flipcheck.properties.explore",
     "flipcheck.properties.protocol_explore",
+    "flipcheck.properties.protocol_trace_validation",
 )
 
 _ROOT = Path(__file__).resolve().parent.parent

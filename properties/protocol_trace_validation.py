@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from flipcheck.model.protocol import FAILED, FINISHED, RUNNING, END_OF_DATA, Job, JobState, initial_state, successors
 from flipcheck.model.protocol.coordinator import (
@@ -96,7 +96,7 @@ EARLY_TRIGGER = 4
 # mailbox before it logs "Finished operators", and a trigger RPC arriving in between is declined
 # (TASK_CLOSING), a decline the coordinator may log first (flip147 facts §4.8). So while such an
 # observation of the task is explained, its finish may be taken and its closing line wait.
-_CLOSING_LINE_AFTER = ("decline",)
+_CLOSING_LINE_AFTER: tuple[str, ...] = ("decline",)
 # Messages a task may be taken to have received early (:meth:`_Search.eager`).
 _EAGER_MESSAGES = (DATA, EOD, EOP)
 # At most this many lagging observations may wait for their log line at once (a bound of the
@@ -109,6 +109,8 @@ DEFAULT_BUDGET = 2_000_000
 DEFAULT_WINDOW = 40
 # Nodes kept per observation, at most (a bound of the search, reported when reached).
 MAX_FRONTIER = 5_000
+# Model states whose steps the search keeps (:meth:`_Search._moves_of`), at most.
+MAX_CACHED_STATES = 50_000
 # Observations explained again, every way, when the lazy search gets stuck.
 DEFAULT_BACKTRACK = 6
 # States one backtrack may search: this many, or as many as the search took to get there if
@@ -152,7 +154,7 @@ def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobStat
     observation or None, the lagging observations it causes, and lagging ones the log may or
     may not show."""
     kind = label[0]
-    own = None
+    own: tuple | None = None
     lagging: list = []
     optional: list = []
     if kind == "trigger":
@@ -252,8 +254,19 @@ def _steps_showing(job: Job, s: JobState, o: tuple) -> Iterator[tuple]:
         yield label, step.freeze(), tuple(step.notes)
 
 
+def _eager_steps(job: Job, s: JobState, t: int) -> Iterator[tuple]:
+    """Task ``t``'s steps that :meth:`_Search.eager` may take: a source ending its data, or a
+    task receiving a record, EndOfData or EndOfPartition."""
+    actions = end_of_data(job, s, t) if job.tasks[t].is_source else receive(job, s, t)
+    for label, step in actions:
+        if label[0] != "receive" or label[3][0] in _EAGER_MESSAGES:
+            yield label, step.freeze(), tuple(step.notes)
+
+
 def _add(waiting: tuple, items: tuple, shows) -> tuple:
-    return tuple(sorted(waiting + tuple(o for o in items if shows(o))))
+    """``waiting`` (sorted) with the ``items`` the log shows, sorted."""
+    shown = tuple(o for o in items if shows(o))
+    return tuple(sorted(waiting + shown)) if shown else waiting
 
 
 def _remove(waiting: tuple, o: tuple):
@@ -274,8 +287,10 @@ class _Search:
         self.job, self.observations, self.visible, self.hidden = job, observations, visible, hidden
         self.depth, self.budget, self.window = depth, budget, window
         self.states = 0
+        self.full_layers = False                    # see validate()
         self.at, self.frontier_size = 0, 1          # the observation being explained, from how many nodes
-        self.progress, self.progress_every = None, 2.0
+        self.progress: Callable[[SearchProgress], None] | None = None
+        self.progress_every = 2.0
         self.started = self.next_report = time.monotonic()
         # Observation i -> the triggers logged later whose plan may already be computed before it.
         self.early_triggers: dict = {}
@@ -295,6 +310,11 @@ class _Search:
             if o[0] in _RUNNING_KINDS:
                 self.running_lines.setdefault(o[1], []).append(i)
         self.failovers = self.positions.get(("failover",), [])
+        # Per model state, its steps and what each shows: the search meets a state again and
+        # again (from other frontier nodes, with other lines waiting, for later observations),
+        # and the model's steps from it are the same every time. Emptied when full (memory).
+        self._moves: dict = {}
+        self._shown: dict = {}
 
     def never(self, node: tuple, i: int, start: int) -> bool:
         """Whether no state reachable from ``node``, the frontier of observation ``start``, shows
@@ -371,16 +391,20 @@ class _Search:
 
     def shows(self, o: tuple) -> bool:
         """Whether the log can show ``o``: its kind is visible and not hidden for its task."""
-        return o[0] in self.visible and (o[0], o[1] if len(o) > 1 else None) not in self.hidden
+        shown = self._shown.get(o)
+        if shown is None:
+            shown = self._shown[o] = o[0] in self.visible and (o[0], o[1] if len(o) > 1 else None) not in self.hidden
+        return shown
 
-    def _step(self, node: tuple, label: tuple, nxt: JobState, notes: tuple, i: int):
+    def _step(self, node: tuple, label: tuple, nxt: JobState, notes: tuple, i: int, observed: tuple | None = None):
         """The node after a step from ``node``: ``(own observation shown or None, node')``, or
-        None when the step cannot be part of a behaviour the log shows from observation ``i``."""
+        None when the step cannot be part of a behaviour the log shows from observation ``i``.
+        ``observed``: the step's :func:`observe`, when known."""
         s, waiting, optional, closed = node
-        own, lagging, maybe = observe(self.job, s, label, notes, nxt)
+        own, lagging, maybe = observed if observed is not None else observe(self.job, s, label, notes, nxt)
         failing = 1 << len(self.job.tasks)
         if own is not None and own[0] == "closing" and closed >> own[1] & 1:
-            own, closed = None, closed & ~(1 << own[1])   # its line came at closing (flip147 facts §4.4)
+            closed, own = closed & ~(1 << own[1]), None   # its line came at closing (flip147 facts §4.4)
         elif own == ("failover",) and closed & failing:
             own, closed = None, closed & ~failing          # its line came when the task failed
         if label[0] == "fail":
@@ -432,12 +456,14 @@ class _Search:
         return False
 
     def children(self, node: tuple, i: int) -> Iterator[tuple]:
-        """Every way to explain observation ``i`` from ``node``: ``(silent steps, path, node')``."""
+        """Every way to explain observation ``i`` from ``node``: ``(silent steps, path, node')``,
+        fewest silent steps first. After the ways with ``d`` silent steps comes ``(d, None,
+        None)``: a caller that needs no more silent steps stops there, before the nodes ``d + 1``
+        steps away are searched (most observations are explained with no silent step at all)."""
         job, o = self.job, self.observations[i]
-        layer = [(node, ())]
+        layer: list = [(node, ())]
         seen = {node}
         for d in range(self.depth + 1):
-            following = []
             for current, path in layer:
                 if self.states > self.budget:
                     return
@@ -473,14 +499,17 @@ class _Search:
                     # J7 holds but for a checkpoint still pending: Flink closes the mailbox first
                     # and waits for it afterwards (flip147 facts §4.4); the model's finish follows.
                     yield d, path, (s, waiting, optional, closed | 1 << o[1])
-                for label, nxt, notes in _steps_showing(job, s, o):
-                    after = self._step(current, label, nxt, notes, i + 1)
+                for label, nxt, notes, observed in self._moves_of(s, o):
+                    after = self._step(current, label, nxt, notes, i + 1, observed)
                     if after is not None and after[0] is not None and _matches(o, after[0]):
                         yield d, path + (label,), after[1]
-                if d == self.depth:
-                    continue
-                for label, nxt, notes in self._silent_steps(s):
-                    after = self._step(current, label, nxt, notes, i)
+            if d == self.depth:
+                return
+            yield d, None, None
+            following = []
+            for current, path in layer:
+                for label, nxt, notes, observed in self._moves_of(current[0]):
+                    after = self._step(current, label, nxt, notes, i, observed)
                     if after is not None and after[0] is not None and (
                             after[0][0] in _EARLY_KINDS or after[0][0] == "closing"
                             and o[0] in _CLOSING_LINE_AFTER and o[1] == after[0][1]) \
@@ -507,12 +536,9 @@ class _Search:
         changed = True
         while changed:
             changed = False
-            for t, info in enumerate(self.job.tasks):
-                actions = end_of_data(self.job, node[0], t) if info.is_source else receive(self.job, node[0], t)
-                for label, step in actions:
-                    if label[0] == "receive" and label[3][0] not in _EAGER_MESSAGES:
-                        continue
-                    after = self._step(node, label, step.freeze(), tuple(step.notes), i)
+            for t in range(len(self.job.tasks)):
+                for label, nxt, notes, observed in self._moves_of(node[0], task=t):
+                    after = self._step(node, label, nxt, notes, i, observed)
                     if after is not None and after[0] is None:
                         node = after[1]
                         steps.append(label)
@@ -546,6 +572,10 @@ class _Search:
         for node, (path, marks) in starts.items():
             best = None
             for d, steps, nxt in self.children(node, i):
+                if steps is None:   # every way with d silent steps was tried
+                    if lazy and best is not None and not self.full_layers:
+                        break       # lazy: the ways with the fewest silent steps are all there
+                    continue
                 if lazy and best is not None and d > best:
                     break
                 best = d
@@ -565,15 +595,28 @@ class _Search:
                 self.progress(SearchProgress(self.at, len(self.observations), self.states, self.frontier_size,
                                              now - self.started))
 
-    def _silent_steps(self, s: JobState) -> Iterator[tuple]:
-        return every_step(self.job, s)
+    def _moves_of(self, s: JobState, o: tuple | None = None, task: int | None = None) -> tuple:
+        """``(label, state after, notes, what it shows)`` of every step from ``s``
+        (:func:`every_step`); with ``o``, of the steps whose own observation could be ``o``
+        (:func:`_steps_showing`); with ``task``, of its steps :meth:`eager` may take
+        (:func:`_eager_steps`). The same every time, so computed once per state."""
+        key = (s, o[:2]) if o is not None else (s, task) if task is not None else s
+        moves = self._moves.get(key)
+        if moves is None:
+            if len(self._moves) >= MAX_CACHED_STATES:
+                self._moves.clear()
+            steps = (_steps_showing(self.job, s, o) if o is not None else _eager_steps(self.job, s, task)
+                     if task is not None else every_step(self.job, s))
+            moves = self._moves[key] = tuple((label, nxt, notes, observe(self.job, s, label, notes, nxt))
+                                             for label, nxt, notes in steps)
+        return moves
 
 
 def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | None = None, hidden=(),
              depth: int = DEFAULT_DEPTH, budget: int = DEFAULT_BUDGET, window: int = DEFAULT_WINDOW,
              backtrack: int = DEFAULT_BACKTRACK, plans_from: Mapping[int, int] | None = None,
              progress: Callable[[SearchProgress], None] | None = None, progress_every: float = 2.0,
-             where: Callable[[int], str] | None = None) -> Verdict:
+             where: Callable[[int], str] | None = None, full_layers: bool = False) -> Verdict:
     """Whether ``observations`` (in log order) are what some behaviour of ``job`` shows.
     ``visible``: the observation kinds the log can show (default: every kind); steps whose
     observation is of another kind, or a ``(kind, task)`` in ``hidden``, are silent. ``depth``
@@ -589,7 +632,10 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
     The search is breadth-first over the observations and lazy: a silent step is taken only
     when the next observation needs it. When an observation cannot be explained, the last
     ``backtrack`` observations are explained again with every silent step taken as early as
-    it can be (every way, not only the lazy one).
+    it can be (every way, not only the lazy one). ``full_layers``: the lazy search stops only at
+    a way with more silent steps than the fewest, so it first searches the states one silent
+    step further, as it did before it learned to stop: the same verdict, more states searched
+    (for the test that compares both; docs/conformance.md, "Cost").
 
     The first unexplained observation is the first one that no behaviour found explains
     together with every observation before it, where a behaviour must stay consistent with
@@ -597,12 +643,13 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
     within ``window``, and a task it finishes shows nothing later that only a running task
     shows (:meth:`_Search.finish_refuted_by`). Within the bounds, every observation before it
     is explained by one behaviour, returned as ``behaviour``."""
-    visible = frozenset(KINDS if visible is None else visible)
-    search = _Search(job, observations, visible, frozenset(hidden), depth, budget, window, plans_from)
+    shown = frozenset(KINDS if visible is None else visible)
+    search = _Search(job, observations, shown, frozenset(hidden), depth, budget, window, plans_from)
+    search.full_layers = full_layers
     search.progress, search.progress_every = progress, progress_every
     frontiers: list = [{(initial_state(job), (), (), 0): ((), ())}]
     # An observation no behaviour shows, whatever came before: the search stops there.
-    doomed, doom = (impossible_observation(observations) if "trigger" in visible else None) or (len(observations), "")
+    doomed, doom = (impossible_observation(observations) if "trigger" in shown else None) or (len(observations), "")
     i = 0
     while i < len(observations):
         following = search.expand(frontiers[i], i, lazy=True) if i < doomed else {}
@@ -695,7 +742,7 @@ def impossible_observation(observations: Sequence[tuple]) -> tuple[int, str] | N
     last_trigger = last_completed = 0
     for i, o in enumerate(observations):
         kind = o[0]
-        k = o[1] if kind in ("trigger", "completed") else o[2] if kind == "ack" else None
+        k: Any = o[1] if kind in ("trigger", "completed") else o[2] if kind == "ack" else None
         if kind in ("completed", "ack") and k not in triggered:
             return i, f"no line of the log triggers checkpoint {k}"
         if kind == "trigger":
@@ -813,7 +860,7 @@ def explain(job: Job, states: Sequence[JobState], o: tuple) -> str:
     s = states[0]
     c = s.coordinator
     kind = o[0]
-    t = o[1] if kind not in ("trigger", "completed", "failed", "failover") else None
+    t: Any = o[1] if kind not in ("trigger", "completed", "failed", "failover") else None
     who = job.name(t) if t is not None else ""
     if kind == "trigger":
         if c.pending is not None:

@@ -4,6 +4,7 @@ of a switch honoured, and the pinned counts unchanged. Each comparison explores 
 processes (flipcheck.bench.builds), once with FLIPCHECK_PURE_PYTHON=1; the tests that need the
 compiled modules skip, naming what is missing, where none were built."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 import manifest
 from flipcheck.bench.builds import measure_in_fresh_process
 from flipcheck.compiled import COMPILED_MODULES, PURE_PYTHON_VARIABLE, active_modules, stale_sources
+from flipcheck.flink.suite import alter_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -112,3 +114,24 @@ def test_symmetry_and_stubborn_sets_explore_the_same_graph_compiled():
     config = [_config("diamond", "aligned", 1, 1, 0, reduction="all")]
     assert _verdict(measure_in_fresh_process(config, pure=False)[0]) == \
         _verdict(measure_in_fresh_process(config, pure=True)[0])
+
+
+def _conform_in_fresh_process(run: Path, pure: bool) -> dict:
+    env = {**os.environ, PURE_PYTHON_VARIABLE: "1" if pure else "0"}
+    done = subprocess.run([sys.executable, "-m", "flipcheck.cli", "conform", "--json", "--plan", str(run / "plan.json"),
+                           str(run / "flink.log")], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+# conform's search (protocol_trace_validation) runs compiled too: the same verdict, first
+# unexplained line, why and states searched in both builds, on a run that conforms after a
+# failover and on a log altered to be rejected.
+@needs_compiled
+def test_conform_finds_the_same_compiled(tmp_path):
+    runs = ROOT / "tests" / "fixtures" / "flink_runs"
+    alter_run(runs / "union-state", "late-ack-deleted", tmp_path / "altered")
+    for run in (runs / "chain-failover-burned-id", tmp_path / "altered"):
+        compiled, pure = _conform_in_fresh_process(run, pure=False), _conform_in_fresh_process(run, pure=True)
+        assert compiled == pure
+    assert compiled["conforms"] is False and compiled["first_unexplained"]["why"].startswith("C5")

@@ -1,0 +1,77 @@
+"""The lazy search's stop (properties/protocol_trace_validation.py, ``_Search.children`` and
+``expand``; docs/conformance.md "Cost") changes how many states are searched, never what is
+found: the same verdict, explained prefix, first unexplained line, why and behaviour as the
+search that looks one layer of silent steps further (``full_layers=True``, the search before
+the stop), on stored real runs of each shape and on altered logs. The comparison on every stored
+run and every alteration is in tests/slow/test_conform_lazy_stop_every_run.py."""
+
+import re
+
+import pytest
+
+from flipcheck.flink import conform as conform_module
+from flipcheck.flink.conform import conform_files
+from flipcheck.flink.suite import ALTERATIONS, alter_run
+from flipcheck.properties.protocol_trace_validation import validate
+
+from conform_runs import RUNS, searches_of
+
+__all__ = []
+
+
+def _both(folder):
+    """The protocol search of the run in ``folder``, lazy stop and full layers."""
+    (search,) = searches_of(folder)
+    return both_ways(search)
+
+
+def both_ways(search):
+    job, observations, options = search
+    return validate(job, observations, **options), validate(job, observations, **options, full_layers=True)
+
+
+def _counted(why: str) -> str:
+    """``why`` without the number of states a bounded search stopped after (which the stop lowers)."""
+    return re.sub(r"stopped after [\d,]+ states", "stopped after N states", why)
+
+
+def same_finding(stopped, full) -> None:
+    assert (stopped.conforms, stopped.explained, stopped.first_unexplained, stopped.evidence) == \
+        (full.conforms, full.explained, full.first_unexplained, full.evidence)
+    assert _counted(stopped.why) == _counted(full.why) and stopped.behaviour == full.behaviour
+    assert stopped.explained_after == full.explained_after
+    # The stop is what makes it cheaper: never more states.
+    assert stopped.states <= full.states
+
+
+# A failover that uses up an id, a rejected run whose backtrack is bounded (its why names the
+# states), a short run; every other stored run is compared in tests/slow.
+@pytest.mark.parametrize("name", ["chain-failover-burned-id", "faults-join-end-of-input", "union-state"])
+def test_the_lazy_stop_finds_what_the_full_layers_find(name):
+    stopped, full = _both(RUNS / name)
+    same_finding(stopped, full)
+    assert stopped.states < full.states
+
+
+@pytest.mark.parametrize("alteration", sorted(ALTERATIONS))
+def test_an_altered_log_is_rejected_at_the_same_line_either_way(tmp_path, alteration):
+    alter_run(RUNS / "union-state", alteration, tmp_path / "run")
+    stopped, full = _both(tmp_path / "run")
+    same_finding(stopped, full)
+
+
+def test_searches_of_hands_validate_what_conform_does():
+    run = RUNS / "chain-failover-cut-snapshot"
+    (job, observations, options), = searches_of(run)
+    verdict = conform_files(str(run / "plan.json"), [str(run / "flink.log")]).verdict
+    assert validate(job, observations, **options) == verdict and verdict.conforms
+    assert conform_module.validate is validate   # put back
+
+
+def test_the_comparison_sees_a_search_that_stops_too_early():
+    """A search that may take at most one silent step between two lines finds less: the
+    comparison above would fail on it."""
+    job, observations, options = searches_of(RUNS / "union-state")[0]
+    too_early = validate(job, observations, **{**options, "depth": 1})
+    with pytest.raises(AssertionError):
+        same_finding(too_early, validate(job, observations, **options, full_layers=True))
