@@ -27,6 +27,11 @@ With ``resume_dir`` the driver saves its graph and the next level after every le
 arrays, and JSON through :mod:`flipcheck.state_codec`: nothing is unpickled), and a rerun with
 the same directory continues from the last level saved.
 
+This is the path ``--master`` takes by default (``--seen driver``), and the only Spark path that
+numbers states and judges the liveness properties; :mod:`.spark_partitioned` (``--seen
+executors``) keeps the seen-set on the executors instead, for step, state and deadlock
+properties.
+
 Executors rebuild the job from a small spec (:func:`~.expansion.job_spec`: the graph as JSON,
 the variant's name, the options) once per Python worker; nothing else is shipped. The expansion
 and the numbering are shared with the workers explorer (:mod:`.expansion`, :mod:`.workers`).

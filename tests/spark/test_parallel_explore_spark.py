@@ -135,3 +135,17 @@ def test_a_damaged_or_foreign_resume_dir_is_one_line(spark, tmp_path):
     (level / "graph.json").write_text('{"labels": [{"n": "os.system", "f": []}]}')
     with pytest.raises(InputError, match="damaged"):
         explore_job_on_spark(spec, spark, resume_dir=str(tmp_path))
+    # The seen-set on the executors: another exploration's directory, and a damaged partition.
+    with pytest.raises(InputError, match="holds another exploration .differs in: .*seen"):
+        explore_job_partitioned(spec, spark, resume_dir=str(tmp_path))
+    saved = tmp_path / "executors"
+
+    def kill(level, seconds):
+        raise _Killed
+
+    with pytest.raises(_Killed):
+        explore_job_partitioned(spec, spark, partitions=2, resume_dir=str(saved), progress=kill)
+    level = saved / (saved / "current").read_text()
+    (level / "seen-00001.bin").write_bytes((level / "seen-00001.bin").read_bytes() + b"\0")
+    with pytest.raises(InputError, match="damaged: partition 1: the seen-set is cut short"):
+        explore_job_partitioned(spec, spark, partitions=2, resume_dir=str(saved))
