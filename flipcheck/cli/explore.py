@@ -21,8 +21,8 @@ examples:
                                                     two processes; the same answer as --workers 1
   flipcheck explore examples/graphs/protocol-pair.json --mode unaligned --failures 1 --master "local[*]"
                                                     one exploration on Spark, every core
-  flipcheck explore examples/graphs/protocol-pair.json --mode unaligned --failures 1 --master "local[*]" \
-      --seen executors --reduction symmetry       the seen-set on the executors: safety and deadlock only
+  flipcheck explore examples/graphs/protocol-pair.json --records 0 --master "local[2]" --seen executors --reduction none
+                                                    the seen-set on the executors (see seen below)
   flipcheck explore examples/graphs/protocol-pair.json --mode unaligned --failures 1 --json
   flipcheck explore examples/graphs/protocol-pair.json --variant cancel-pending-on-finish --render trace.svg
                                                     a rejected design: its shortest trace, drawn, exit 1

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle   # states between this run's own tasks only; files hold JSON (state_codec)
 import sys
 import time
 from array import array
@@ -116,8 +117,9 @@ def _owner(key: int) -> int:
 # Executor side.
 
 def _expand_partition(text: str, summaries, index: int, items):
-    """Expand partition ``index`` of the frontier ``(fingerprint, (state, parent, label))``.
-    Yields ``(child, (state, parent fingerprint, label))`` once per successor made in the
+    """Expand partition ``index`` of a level: its seen-set block ``(index, ("seen", bytes))``,
+    passed on as it is, and its frontier ``(fingerprint, (pickled state, parent, label))``.
+    Yields ``(child, (pickled state, parent fingerprint, label))`` once per successor made in the
     partition; adds the partition's summary to the accumulator ``summaries`` (keyed by
     ``index``, so a retried task replaces its summary instead of counting twice)."""
     started = time.process_time()
@@ -125,7 +127,13 @@ def _expand_partition(text: str, summaries, index: int, items):
     deadlock = None
     violations: dict = {}          # property -> (fingerprint, label or None, message)
     pending: dict = {}             # successors made while expanding the current state
-    for record in expand(text, ((key, (key, state)) for key, (state, _, _) in items)):
+    frontier = []
+    for record in items:
+        if _is_seen(record):
+            yield record
+        else:
+            frontier.append((record[0], (record[0], pickle.loads(record[1][0]))))
+    for record in expand(text, frontier):
         if record[0] == "state":
             pending[record[1]] = record[2]
             continue
@@ -137,7 +145,7 @@ def _expand_partition(text: str, summaries, index: int, items):
         for label, child, found, _, child_problems in steps:
             state = pending.pop(child, None)
             if state is not None:
-                yield child, (state, source, label)
+                yield child, (pickle.dumps(state, pickle.HIGHEST_PROTOCOL), source, label)
             for problem in found:
                 violations.setdefault(problem.property, (source, label, problem.message))
             for problem in child_problems:
@@ -180,9 +188,12 @@ def _contains(sorted_keys: array, key: int) -> bool:
     return at < len(sorted_keys) and sorted_keys[at] == key
 
 
-def _initial_candidate(text: str):
+def _first_level(text: str, partitions: int):
+    """An empty seen-set block per partition, and the initial state."""
+    for index in range(partitions):
+        yield index, ("seen", b"")
     key, state, _, _ = initial(text)
-    yield key, (state, None, None)
+    yield key, (pickle.dumps(state, pickle.HIGHEST_PROTOCOL), None, None)
 
 
 def _initial_problems(text: str) -> tuple:
@@ -219,9 +230,8 @@ def explore_job_partitioned(spec: dict, spark, *, partitions: int | None = None,
     saving = _ResumeDir(Path(resume_dir), text, parts) if resume_dir is not None else None
     saved = saving.open(sc) if saving is not None else None
     if saved is None:
-        first = sc.parallelize([0], 1).flatMap(lambda _: _initial_candidate(text)).partitionBy(parts, _owner)
-        empty = sc.parallelize([(p, ("seen", b"")) for p in range(parts)], parts).partitionBy(parts, _owner)
-        merged = empty.union(first).mapPartitionsWithIndex(_deduplicate, preservesPartitioning=True).persist(keep)
+        merged = (sc.parallelize([0], 1).flatMap(lambda _: _first_level(text, parts)).partitionBy(parts, _owner)
+                  .mapPartitionsWithIndex(_deduplicate, preservesPartitioning=True).persist(keep))
         key, problems = sc.parallelize([0], 1).map(lambda _: _initial_problems(text)).collect()[0]
         summary = {"depth": 0, "states": 1, "transitions": 0, "frontier": 1, "deadlock": None,
                    "found": {name: (0, key, None, message) for name, message in problems}}
@@ -236,12 +246,13 @@ def explore_job_partitioned(spec: dict, spark, *, partitions: int | None = None,
     while summary["frontier"]:
         level_started = time.perf_counter()
         # One Spark job per level: expand (the shuffle's map side), then deduplicate where the
-        # seen-set is; the partitions' summaries come back through an accumulator.
+        # partition's seen-set block went with the same shuffle; the partitions' summaries come
+        # back through an accumulator. (A union of the cached seen-set with the shuffled
+        # successors would keep the seen-set in place, but PySpark re-pickles both sides of a
+        # union whose serializers differ, and they do: measured twice the executors' CPU.)
         summaries = sc.accumulator({}, _PerPartition())
-        successors = (merged.filter(_is_new)
-                      .mapPartitionsWithIndex(lambda i, items, s=summaries: _expand_partition(text, s, i, items))
-                      .partitionBy(parts, _owner))
-        following = (merged.filter(_is_seen).union(successors)
+        following = (merged.mapPartitionsWithIndex(lambda i, items, s=summaries: _expand_partition(text, s, i, items))
+                     .partitionBy(parts, _owner)
                      .mapPartitionsWithIndex(_deduplicate, preservesPartitioning=True).persist(keep))
         parents.append(following.filter(_is_new).mapValues(_parent_of).persist(keep))
         new = parents[-1].count()
@@ -412,9 +423,9 @@ def _write_partition(folder: str, index: int, items):
                 if value[0] == "seen":
                     seen = value[1]
                     continue
-                state, parent, label = value
+                blob, parent, label = value
                 step = None if label is None else encode(label)
-                frontier.write(json.dumps([key, encode(state)]) + "\n")
+                frontier.write(json.dumps([key, encode(pickle.loads(blob))]) + "\n")
                 parents.write(json.dumps([key, parent, step]) + "\n")
         with open(os.path.join(folder, f"seen-{index:05d}.bin.tmp"), "wb") as out:
             out.write(seen)
@@ -445,7 +456,7 @@ def _read_partition(folder: str, index: int):
                 key, state = json.loads(line)
                 if not isinstance(key, int) or key not in parents:
                     raise ValueError("a frontier line names no saved state")
-                records.append((key, (decode(state),) + parents[key]))
+                records.append((key, (pickle.dumps(decode(state), pickle.HIGHEST_PROTOCOL),) + parents[key]))
     except (OSError, ValueError, TypeError, CodecError) as error:
         records = [(index, ("damaged", f"partition {index}: {str(error).splitlines()[0] if str(error) else type(error).__name__}"))]
     return iter(records)
