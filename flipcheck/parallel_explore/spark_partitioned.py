@@ -9,9 +9,10 @@ RDD. The search is breadth-first and level-synchronous; per level:
    single-process explorer's own functions); out come the successors with the state and step
    that first made each one in the partition, and one small summary per partition (states
    expanded, steps, the first deadlock, the first violation of each property, CPU seconds);
-2. the successors are partitioned by the same partitioner as the seen-set and joined with it
-   partition by partition (a partitioner-aware union: no shuffle of the seen-set); the executor
-   of partition ``p`` keeps the successors it has not seen, and these are the next frontier;
+2. the successors are partitioned by the same partitioner as the seen-set, and partition
+   ``p``'s seen-set block goes with them through the same shuffle (8 bytes a state: a union
+   with the cached block would keep it in place, but PySpark re-pickles both sides of it); the
+   task of partition ``p`` keeps the successors it has not seen: the next frontier;
 3. the driver reads the summaries and the count of new states: per-level work, not per-state.
 
 Each new state's parent fingerprint and step stay on the executors, one persisted RDD per level.
@@ -20,7 +21,7 @@ job per level for all violations at once: per-violation work on the driver). The
 judges a graph of just those paths with the single-process explorer's
 :func:`~flipcheck.properties.protocol_explore.judge`, so the messages and the order are judge's.
 
-What this path gives, and what it does not (docs/protocol.md, "Every core"):
+What this path gives, and what it does not (docs/protocol.md, "The seen-set on the executors"):
 
 * the state and step counts and the violated step, state and deadlock properties of
   ``explore_job`` (reduction ``none`` or ``symmetry``), and a shortest trace for each (the same
@@ -32,13 +33,18 @@ What this path gives, and what it does not (docs/protocol.md, "Every core"):
 
 With ``resume_dir`` (a directory every executor can write: local, or a shared file system on a
 cluster) each executor writes its partition's seen-set, new parents and frontier after every
-level (binary arrays and JSON through :mod:`flipcheck.state_codec`; nothing is unpickled), the
-driver the per-level summary, and a rerun continues from the last level saved.
+level (binary arrays and JSON through :mod:`flipcheck.state_codec`; nothing read from a file
+is unpickled), the driver the per-level summary, and a rerun continues from the last level saved.
 
-Example (a Spark session is needed, so not run here)::
+Example: what the task of partition 0 does with its seen-set block (fingerprint 4) and three
+successors (fingerprints 4, 8, 8, each with its state, parent and step):
 
-    result = explore_job_partitioned(job_spec(example_graph("pair"), "flip-147", {}), spark)
-    result.states, result.violated()
+>>> block = ("seen", array("q", [4]).tobytes())
+>>> out = list(_deduplicate(0, [(0, block), (4, ("s4", 1, "a")), (8, ("s8", 1, "b")), (8, ("s8", 2, "c"))]))
+>>> array("q", out[0][1][1]).tolist(), out[1:]
+([4, 8], [(8, ('s8', 1, 'b'))])
+
+A whole run needs a Spark session: ``explore_job_partitioned(job_spec(graph, "flip-147", {}), spark)``.
 """
 
 from __future__ import annotations
