@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from flipcheck.bench.explore_workers import configurations as pinned_configurations
 from flipcheck.generators.protocol import example_graph
@@ -83,7 +84,7 @@ def _cpu_under(root: int) -> tuple[float, float]:
     return _ticks(root)[0] / tick, below / tick
 
 
-def _run(explorer: str, master: str, spec: dict) -> tuple[dict, object]:
+def _run(explorer: str, master: str, spec: dict) -> tuple[dict, Any]:
     from flipcheck.parallel_explore.spark import explore_job_on_spark
     from flipcheck.parallel_explore.spark_partitioned import explore_job_partitioned
     from flipcheck.sweep.spark import start_spark, stop_spark

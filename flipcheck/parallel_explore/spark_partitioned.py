@@ -64,7 +64,6 @@ from flipcheck.errors import InputError
 from flipcheck.properties.explore import GraphBuilder
 from flipcheck.properties.fingerprints import collision_probability
 from flipcheck.properties.protocol_explore import judge
-from flipcheck.properties.protocol_properties import NO_DEADLOCK
 from flipcheck.properties.protocol_reduction import sound_reduction
 from flipcheck.properties.violation import Violation
 from flipcheck.state_codec import CodecError, decode, encode
@@ -239,7 +238,7 @@ def explore_job_partitioned(spec: dict, spark, *, partitions: int | None = None,
         merged = (sc.parallelize([0], 1).flatMap(lambda _: _first_level(text, parts)).partitionBy(parts, _owner)
                   .mapPartitionsWithIndex(_deduplicate, preservesPartitioning=True).persist(keep))
         key, problems = sc.parallelize([0], 1).map(lambda _: _initial_problems(text)).collect()[0]
-        summary = {"depth": 0, "states": 1, "transitions": 0, "frontier": 1, "deadlock": None,
+        summary: dict = {"depth": 0, "states": 1, "transitions": 0, "frontier": 1, "deadlock": None,
                    "found": {name: (0, key, None, message) for name, message in problems}}
         parents = [merged.filter(_is_new).mapValues(_parent_of).persist(keep)]
         parents[0].count()
@@ -247,6 +246,7 @@ def explore_job_partitioned(spec: dict, spark, *, partitions: int | None = None,
             saving.save(summary, merged)
     else:
         summary, merged = saved
+        assert saving is not None   # a saved level comes from the resume directory
         parents = [saving.parents(sc, level) for level in range(summary["depth"] + 1)]
     levels_seconds = []
     while summary["frontier"]:
@@ -373,7 +373,7 @@ class _ResumeDir:
             return None
         try:
             document = json.loads((current / "summary.json").read_text())
-            summary = {"depth": int(document["depth"]), "states": int(document["states"]),
+            summary: dict = {"depth": int(document["depth"]), "states": int(document["states"]),
                        "transitions": int(document["transitions"]), "frontier": int(document["frontier"]),
                        "deadlock": None if document["deadlock"] is None else tuple(int(x) for x in document["deadlock"]),
                        "found": {str(name): (int(d), int(key), None if label is None else decode(label), str(message))
@@ -455,7 +455,7 @@ def _read_partition(folder: str, index: int):
         seen = open(os.path.join(folder, f"seen-{index:05d}.bin"), "rb").read()
         if len(seen) % 8:
             raise ValueError("the seen-set is cut short")
-        records = [(index, ("seen", seen))]
+        records: list = [(index, ("seen", seen))]
         parents = dict(_read_parents(folder, index))
         with open(os.path.join(folder, f"frontier-{index:05d}.jsonl")) as lines:
             for line in lines:
