@@ -20,7 +20,10 @@ Benchmarks (speed goals are measured here, never by timed tests).
                             with --builds instead: pure-Python and compiled states/s side by
                             side on every pinned configuration (docs/compiled.md); then
                             one process against --workers 2 in wall time, on every pinned
-                            configuration over 50,000 states (--tables stores,workers)
+                            configuration over 50,000 states (--tables stores,workers);
+                            --tables spark: the Spark explorers (seen-set on the driver,
+                            seen-set on the executors) on local[1] and local[2]: wall, driver
+                            and executor CPU, the driver's share of CPU, the speedup
   flipcheck bench flink     one small real Flink job (source -> map -> two-phase-commit sink,
                             parallelism 2): wall time split into compile, JVM start, job,
                             total and validation (conform); the JVM's listening addresses and
@@ -93,8 +96,9 @@ def configure(parser) -> None:
                              "(one job server per Spark worker), each validated with conform; validated jobs a minute")
     parser.add_argument("--master", metavar="URL", help="flink --jobs: the Spark master the jobs run on (default: local[2])")
     parser.add_argument("--tables", type=name, metavar="A,B",
-                        help="explore: stores (the stores and reductions, one process) and/or workers (one "
-                             "process against --workers 2, wall time; default: stores,workers)")
+                        help="explore: stores (the stores and reductions, one process), workers (one "
+                             "process against --workers 2, wall time) and/or spark (both Spark explorers on "
+                             "local[1] and local[2], the driver's CPU share; needs a JVM); default: stores,workers")
     from flipcheck.cli.flink import add_release_options
 
     add_release_options(parser)  # flink: the release (flipcheck flink run --help)
@@ -255,7 +259,7 @@ def _bench_flink_throughput(args) -> int:
     return 0 if all(report[way]["validated"] == args.jobs for way in ("old", "new")) else 1
 
 
-EXPLORE_TABLES = ("stores", "workers")
+EXPLORE_TABLES = ("stores", "workers", "spark")
 
 
 def _explore_tables(args) -> list[str]:
@@ -277,6 +281,18 @@ def _bench_explore_workers(args) -> int:
     for config in configurations():
         row = measure(config)
         print(json.dumps(row) if args.json else report_line(row), flush=True)
+    return 0
+
+
+def _bench_explore_spark(args) -> int:
+    """Both Spark explorers on local[1] and local[2] (flipcheck/bench/explore_spark.py)."""
+    from flipcheck.bench.explore_spark import HEADER, configurations, measure, report_lines
+
+    if not args.json:
+        print(HEADER)
+    for config in configurations():
+        rows = measure(config)
+        print("\n".join(json.dumps(row) for row in rows) if args.json else "\n".join(report_lines(rows)), flush=True)
     return 0
 
 
@@ -361,7 +377,8 @@ def run(args) -> int:
             return _bench_builds(args)
         tables = _explore_tables(args)
         code = _bench_explore(args) if "stores" in tables else 0
-        return _bench_explore_workers(args) if "workers" in tables else code
+        code = _bench_explore_workers(args) if "workers" in tables else code
+        return _bench_explore_spark(args) if "spark" in tables else code
     if args.target == "sweep":
         from flipcheck.bench.sweep import report
 

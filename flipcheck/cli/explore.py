@@ -21,6 +21,8 @@ examples:
                                                     two processes; the same answer as --workers 1
   flipcheck explore examples/graphs/protocol-pair.json --mode unaligned --failures 1 --master "local[*]"
                                                     one exploration on Spark, every core
+  flipcheck explore examples/graphs/protocol-pair.json --records 0 --master "local[2]" --seen executors --reduction none
+                                                    the seen-set on the executors (see seen below)
   flipcheck explore examples/graphs/protocol-pair.json --mode unaligned --failures 1 --json
   flipcheck explore examples/graphs/protocol-pair.json --variant cancel-pending-on-finish --render trace.svg
                                                     a rejected design: its shortest trace, drawn, exit 1
@@ -77,6 +79,16 @@ starts again from the beginning: to resume one, explore with --master and --resu
 Levels under 1,000 states are expanded by the driver, so a small search forks nothing.
 Deadlocks are found by the workers; the searches after the end (end stays reachable, hopeless
 aborts, the lasso) run in the driver on its graph (docs/protocol.md, "Every core").
+
+seen: with --master the driver numbers every state and keeps the seen-set and the graph (about
+70 bytes a state: --seen driver, the default), so it checks every property and gives the traces of
+the search in one process, number for number. With --seen executors the seen-set is partitioned
+by fingerprint over the executors, which deduplicate; the driver only learns per-level counts and,
+per violation, the path to it (walked back level by level). It gives the same counts and the same
+violated step, state and deadlock properties, each with a shortest trace (the same length, not
+always the same trace), with --reduction none or symmetry. It does not check
+end_stays_reachable and checkpoint_after_abort (they need the whole graph in one place: use
+--seen driver) and says so on stderr.
 
 progress: a search running longer than a few seconds says how far it is on stderr every few
 seconds (states so far, states a second, frontier, depth). A search --max-states cuts short stops
@@ -137,6 +149,10 @@ def configure(parser) -> None:
                         help="explore in N processes of this machine (default: 1, in this process; not yet faster "
                              "on 2 cores: see workers below); "
                              "the same counts and counterexamples whatever N (see workers below)")
+    parser.add_argument("--seen", choices=["driver", "executors"], default=None,
+                        help="with --master: where the seen-set is kept: driver (default; every property, the "
+                             "single-process numbering) or executors (partitioned by fingerprint; the driver does "
+                             "per-level work only; no liveness properties; --reduction none or symmetry; see seen below)")
     parser.add_argument("--partitions", type=bounded_int(1, 100_000), default=None, metavar="N",
                         help="with --master: at most N partitions per level, each of at least 500 states "
                              "(default: Spark's parallelism)")
@@ -194,8 +210,9 @@ def run(args) -> int:
                          f"frontier {states - graph_.expanded:,}, depth {depth}, {seconds:.0f} s\n")
 
     if args.master is None:
-        if args.partitions is not None or args.spark_log is not None or args.resume_dir is not None:
-            raise UsageError("--partitions, --resume-dir and --spark-log need --master")
+        if args.partitions is not None or args.spark_log is not None or args.resume_dir is not None \
+                or args.seen is not None:
+            raise UsageError("--partitions, --resume-dir, --seen and --spark-log need --master")
         workers = _workers(args)
         if workers > 1:
             from flipcheck.parallel_explore.expansion import job_spec
@@ -213,7 +230,7 @@ def run(args) -> int:
         raise UsageError("--property searches in one process; --master explores every state")
     else:
         result = _explore_on_spark(args, graph, variant, progress)
-    collision = result.graph.collision_probability
+    collision = getattr(result, "graph", result).collision_probability   # no graph with --seen executors
     violations = []
     for number, c in enumerate(result.counterexamples):
         steps = replay(job, c.labels, c.cycle)
@@ -228,7 +245,8 @@ def run(args) -> int:
         sys.stdout.write(json.dumps({"states": result.states, "transitions": result.transitions,
                                      "complete": result.complete, "violations": violations,
                                      "store": args.store, "collision_probability": collision,
-                                     "reduction": result.reduction, "reduced_states": result.graph.reduced,
+                                     "reduction": result.reduction,
+                                     "reduced_states": result.graph.reduced if hasattr(result, "graph") else 0,
                                      "coverage": coverage.as_json() if coverage is not None else None}) + "\n")
     else:
         lines = [f"{result.states} states, {result.transitions} transitions, "
@@ -280,12 +298,45 @@ def _explore_on_spark(args, graph, variant, progress):
 
     if args.store != "fingerprints":
         raise UsageError("--master keeps fingerprints (the driver holds the seen-set); --store states is for one process")
+    if args.seen == "executors":
+        _check_seen_on_executors(args)
     check_master(args.master)
     spec = job_spec(graph, variant, _job_options(args))
     log = args.spark_log or os.path.join(tempfile.gettempdir(), "flipcheck-explore-spark.log")
     spark = start_spark(args.master, "flipcheck explore", log_path=log)
     try:
+        if args.seen == "executors":
+            from flipcheck.parallel_explore.spark_partitioned import explore_job_partitioned
+
+            shown = [0.0]
+
+            def level_progress(level, seconds):
+                if seconds - shown[0] < 2.0:   # every few seconds, as the other searches report
+                    return
+                shown[0] = seconds
+                sys.stderr.write(f"flipcheck explore: searching: {level.states:,} states so far "
+                                 f"({level.states / max(seconds, 1e-9):,.0f}/s), frontier {level.frontier:,}, "
+                                 f"depth {level.depth}, {seconds:.0f} s\n")
+
+            result = explore_job_partitioned(spec, spark, partitions=args.partitions, reduction=args.reduction,
+                                             progress=level_progress, resume_dir=args.resume_dir)
+            sys.stderr.write("flipcheck explore: --seen executors checked the step, state and deadlock properties; "
+                             "end_stays_reachable and checkpoint_after_abort need the whole graph: not checked "
+                             "(use --seen driver)\n")
+            return result
         return explore_job_on_spark(spec, spark, partitions=args.partitions, max_states=args.max_states,
                                     progress=progress, resume_dir=args.resume_dir, reduction=args.reduction)
     finally:
         stop_spark(spark)
+
+
+def _check_seen_on_executors(args) -> None:
+    from flipcheck.errors import UsageError
+    from flipcheck.parallel_explore.spark_partitioned import PARTITIONED_REDUCTIONS
+
+    if args.reduction not in PARTITIONED_REDUCTIONS:
+        raise UsageError(f"--seen executors explores with --reduction none or symmetry, not {args.reduction} "
+                         "(partial-order reduction's cycle proviso needs the whole seen-set): give --reduction symmetry")
+    if args.max_states is not None:
+        raise UsageError("--max-states stops at the Nth state in the single-process order, which --seen executors "
+                         "does not number: use --seen driver")

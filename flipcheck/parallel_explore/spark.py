@@ -27,6 +27,11 @@ With ``resume_dir`` the driver saves its graph and the next level after every le
 arrays, and JSON through :mod:`flipcheck.state_codec`: nothing is unpickled), and a rerun with
 the same directory continues from the last level saved.
 
+This is the path ``--master`` takes by default (``--seen driver``), and the only Spark path that
+numbers states and judges the liveness properties; :mod:`.spark_partitioned` (``--seen
+executors``) keeps the seen-set on the executors instead, for step, state and deadlock
+properties.
+
 Executors rebuild the job from a small spec (:func:`~.expansion.job_spec`: the graph as JSON,
 the variant's name, the options) once per Python worker; nothing else is shipped. The expansion
 and the numbering are shared with the workers explorer (:mod:`.expansion`, :mod:`.workers`).
@@ -52,7 +57,8 @@ from flipcheck.properties.protocol_reduction import sound_reduction
 
 from .expansion import expand, initial, job_from_spec, job_spec, number_level, spec_text
 
-__all__ = ["job_spec", "job_from_spec", "explore_job_on_spark", "RESUME_FORMAT"]
+__all__ = ["job_spec", "job_from_spec", "explore_job_on_spark", "RESUME_FORMAT", "claim_resume_dir",
+           "write_atomically"]
 
 _STATES_PER_PARTITION = 500   # at least this many states of a level per partition
 
@@ -151,11 +157,23 @@ _ARRAYS = {"parent": "i", "label_index": "i", "depth": "i", "offsets": "q", "tar
 def _open_resume_dir(path: Path, meta: dict):
     """The saved run in ``path`` (None when there is none yet); InputError if it belongs to
     another job or is damaged."""
+    current = claim_resume_dir(path, meta)
+    if current is None:
+        return None
+    try:
+        return _load_round(current)
+    except (OSError, ValueError, KeyError, IndexError, TypeError, CodecError) as error:
+        raise InputError(str(path), f"the saved level is damaged: {str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
+
+
+def claim_resume_dir(path: Path, meta: dict) -> Path | None:
+    """The last level saved in ``path`` (None when there is none yet, and ``meta`` is written
+    on first use); InputError if ``path`` holds another exploration or cannot be written."""
     meta_file = path / "meta.json"
     if not meta_file.exists():
         try:
             path.mkdir(parents=True, exist_ok=True)
-            _write_atomically(meta_file, json.dumps(meta, sort_keys=True))
+            write_atomically(meta_file, json.dumps(meta, sort_keys=True))
         except OSError as error:
             raise InputError(str(path), f"cannot save the run there: {error.strerror or error}") from None
         return None
@@ -170,13 +188,10 @@ def _open_resume_dir(path: Path, meta: dict):
     current = path / "current"
     if not current.exists():
         return None
-    try:
-        return _load_round(path / current.read_text().strip())
-    except (OSError, ValueError, KeyError, IndexError, TypeError, CodecError) as error:
-        raise InputError(str(path), f"the saved level is damaged: {str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
+    return path / current.read_text().strip()
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str) -> None:
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text(text)
     os.replace(temporary, path)
@@ -214,7 +229,7 @@ def _write_round(path: Path, builder: GraphBuilder, depth: int, truncated: bool,
     with open(target / "frontier.jsonl", "w") as out:
         for key, (number, state) in items:
             out.write(json.dumps([key, number, encode(state)]) + "\n")
-    _write_atomically(path / "current", name)
+    write_atomically(path / "current", name)
     for old in path.glob("round-*"):
         if old.name != name:
             for file in old.iterdir():

@@ -103,6 +103,10 @@ def test_the_cli_gives_the_same_json_whatever_the_workers(capsys):
     (["--workers", "2", "--store", "states"], "--store states"),
     (["--workers", "2", "--property", "exactly_once"], "--property"),
     (["--workers", "2", "--master", "local[1]"], "--master"),
+    # the seen-set on the executors: refused before a JVM starts
+    (["--seen", "executors"], "need --master"),
+    (["--master", "local[1]", "--seen", "executors"], "--reduction none or symmetry"),
+    (["--master", "local[1]", "--seen", "executors", "--reduction", "none", "--max-states", "5"], "--max-states"),
 ])
 def test_workers_options_that_cannot_hold_are_one_line_exit_2(capsys, args, named):
     code, out, err = _cli(capsys, *args)

@@ -1,15 +1,19 @@
 """One exploration spread over Spark (flipcheck/parallel_explore/spark.py): the graph the driver builds
 is the single-process explorer's, number for number, so the counts and the counterexamples are
-too; the CLI's --master gives the same JSON as without it."""
+too; the CLI's --master gives the same JSON as without it. With the seen-set on the executors
+(flipcheck/parallel_explore/spark_partitioned.py) the counts, the violated properties and the
+length of each shortest trace are the single-process explorer's."""
 
+import functools
 import json
 import subprocess
 
 import pytest
 
 from flipcheck.parallel_explore.spark import explore_job_on_spark, job_from_spec, job_spec
+from flipcheck.parallel_explore.spark_partitioned import explore_job_partitioned
 from flipcheck.generators.protocol import example_graph
-from flipcheck.properties.protocol_explore import explore_job
+from flipcheck.properties.protocol_explore import explore_job, replay
 
 pytestmark = pytest.mark.spark
 
@@ -36,6 +40,22 @@ def test_spark_builds_the_single_process_graph(spark, graph, variant, options, r
     assert (variant == "flip-147") == (spread.counterexamples == [])
 
 
+def _shortest(result):
+    return sorted((c.property, c.length) for c in result.counterexamples)
+
+
+def test_the_seen_set_on_the_executors_gives_the_single_process_counts(spark):
+    for variant, options, reduction in [("cancel-pending-on-finish", {"records": 0}, "none"),   # 3 violations
+                                        ("flip-147", {"records": 0}, "symmetry")]:               # none
+        spec = job_spec(example_graph("pair"), variant, options)
+        spread = explore_job_partitioned(spec, spark, partitions=2, reduction=reduction)
+        alone = explore_job(job_from_spec(spec), store="fingerprints", reduction=reduction, liveness=False)
+        assert (spread.states, spread.transitions, spread.complete) == (alone.states, alone.transitions, True)
+        assert _shortest(spread) == _shortest(alone) and (variant == "flip-147") == (spread.counterexamples == [])
+        for c in spread.counterexamples:     # each trace is one of the model's: it replays
+            assert len(replay(spread.job, c.labels)) == c.length
+
+
 def test_a_bounded_search_stops_where_the_single_process_one_does(spark):
     spec = job_spec(example_graph("pair"), "flip-147", {"mode": "unaligned", "records": 1, "failures": 1})
     spread = explore_job_on_spark(spec, spark, max_states=500)
@@ -59,24 +79,42 @@ class _Killed(Exception):
     pass
 
 
-def test_a_killed_run_resumes_from_its_last_level(spark, tmp_path):
-    spec = job_spec(example_graph("pair"), "pre-flip-147", {"mode": "unaligned", "records": 1, "failures": 1})
+@pytest.mark.parametrize("seen", ["driver", "executors"])
+def test_a_killed_run_resumes_from_its_last_level(spark, tmp_path, seen):
+    if seen == "driver":
+        spec = job_spec(example_graph("pair"), "pre-flip-147", {"mode": "unaligned", "records": 1, "failures": 1})
+        explorer, depth, states = explore_job_on_spark, (lambda graph: graph.depth[-1]), len
+    else:   # the seen-set on the executors: a smaller job (a level costs a few Spark tasks)
+        spec = job_spec(example_graph("pair"), "cancel-pending-on-finish", {"records": 0})
+        explorer, depth, states = explore_job_partitioned, (lambda level: level.depth), (lambda level: level.states)
+        explorer = functools.partial(explorer, reduction="none", partitions=2)
 
-    def kill(graph, seconds):
-        if graph.depth[-1] >= 10:
+    def kill(progress, seconds):
+        if depth(progress) >= 10:
             raise _Killed
 
     with pytest.raises(_Killed):
-        explore_job_on_spark(spec, spark, resume_dir=str(tmp_path), progress=kill, progress_every=0)
+        explorer(spec, spark, resume_dir=str(tmp_path), progress=kill, progress_every=0) if seen == "driver" else \
+            explorer(spec, spark, resume_dir=str(tmp_path), progress=kill)
     reports = []
-    resumed = explore_job_on_spark(spec, spark, resume_dir=str(tmp_path), progress_every=0,
-                                   progress=lambda graph, seconds: reports.append(len(graph)))
-    alone = explore_job(job_from_spec(spec), store="fingerprints")
+
+    def report(progress, seconds):
+        reports.append(states(progress))
+
+    if seen == "driver":
+        resumed = explorer(spec, spark, resume_dir=str(tmp_path), progress_every=0, progress=report)
+    else:
+        resumed = explorer(spec, spark, resume_dir=str(tmp_path), progress=report)
+    alone = explore_job(job_from_spec(spec), store="fingerprints", liveness=seen == "driver")
     assert reports[0] > 100          # it went on from level 10, not from the initial state
     assert (resumed.states, resumed.transitions, resumed.complete) == (alone.states, alone.transitions, True)
-    assert list(resumed.graph.targets) == list(alone.graph.targets) and _traces(resumed) == _traces(alone)
-    again = explore_job_on_spark(spec, spark, resume_dir=str(tmp_path))     # finished: read back, judged
-    assert _traces(again) == _traces(alone)
+    if seen == "driver":
+        assert list(resumed.graph.targets) == list(alone.graph.targets) and _traces(resumed) == _traces(alone)
+    assert _shortest(resumed) == _shortest(alone)
+    again = explorer(spec, spark, resume_dir=str(tmp_path))     # finished: read back, judged
+    assert _shortest(again) == _shortest(alone)
+    if seen == "driver":
+        assert _traces(again) == _traces(alone)
 
 
 def test_a_damaged_or_foreign_resume_dir_is_one_line(spark, tmp_path):
@@ -97,3 +135,17 @@ def test_a_damaged_or_foreign_resume_dir_is_one_line(spark, tmp_path):
     (level / "graph.json").write_text('{"labels": [{"n": "os.system", "f": []}]}')
     with pytest.raises(InputError, match="damaged"):
         explore_job_on_spark(spec, spark, resume_dir=str(tmp_path))
+    # The seen-set on the executors: another exploration's directory, and a damaged partition.
+    with pytest.raises(InputError, match="holds another exploration .differs in: .*seen"):
+        explore_job_partitioned(spec, spark, resume_dir=str(tmp_path))
+    saved = tmp_path / "executors"
+
+    def kill(level, seconds):
+        raise _Killed
+
+    with pytest.raises(_Killed):
+        explore_job_partitioned(spec, spark, partitions=2, resume_dir=str(saved), progress=kill)
+    level = saved / (saved / "current").read_text()
+    (level / "seen-00001.bin").write_bytes((level / "seen-00001.bin").read_bytes() + b"\0")
+    with pytest.raises(InputError, match="damaged: partition 1: the seen-set is cut short"):
+        explore_job_partitioned(spec, spark, partitions=2, resume_dir=str(saved))
