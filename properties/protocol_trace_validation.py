@@ -866,7 +866,9 @@ def explain(job: Job, states: Sequence[JobState], o: tuple) -> str:
         if c.pending is not None:
             return f"C2: checkpoint {c.pending.id} is still pending, so {o[1]} cannot start (one at a time)"
         if c.last_id + 1 != o[1]:
-            return f"C2: the next checkpoint id is {c.last_id + 1}, not {o[1]}"
+            used_up = (f" (F1b: a failover uses up at most {job.ids_per_failover} id{'s' if job.ids_per_failover != 1 else ''})"
+                       if job.periodic_timer and c.failovers and o[1] > c.last_id + 1 else "")
+            return f"C2: the next checkpoint id is {c.last_id + 1}, not {o[1]}{used_up}"
         if c.stopped:
             return f"C7: the job was stopped with a savepoint, so {o[1]} cannot start"
         plan = job.plan(c.known_finished)
@@ -903,7 +905,7 @@ def explain(job: Job, states: Sequence[JobState], o: tuple) -> str:
     if kind == "failed":
         return f"C5: nothing aborts checkpoint {o[1]} here"
     if kind == "decline":
-        return f"C4/C5/J6: {who} has no reason to decline checkpoint {o[2]} here"
+        return f"C4/C5/J6/F0: {who} has no reason to decline checkpoint {o[2]} here"
     if kind in ("finished", "closing"):
         return "J7: " + _why_not_finish(job, s, t)
     if kind == "snapshot":

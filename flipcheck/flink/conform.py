@@ -11,10 +11,9 @@ read the run directly:
   coordinator's view at that moment: the tasks whose FINISHED switch the JobManager had logged;
 * ``final-checkpoint``: no task switched to FINISHED before it was notified of a completed
   checkpoint it had acknowledged (FLIP-147 on; flip147 facts §3.1 ``afterInvoke``);
-* ``ids-in-order``: checkpoint ids are triggered one by one (a failover may use up one id: a
-  trigger under way when it stopped the scheduler,
-  flip147 facts §4.6), and complete in
-  increasing order;
+* ``ids-in-order``: checkpoint ids are triggered one by one (a failover may use up as many ids as
+  the log shows triggers failed without an id: triggers under way or released while it stopped
+  the scheduler and cancelled the tasks, flip147 facts §4.6), and complete in increasing order;
 * ``committed-output``: with the run's committed output (``flipcheck flink run`` writes it
   next to the plan), every source record is committed exactly once (at least once in
   at-least-once mode).
@@ -56,7 +55,7 @@ from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCO
 from flipcheck.reference_impl.user_variants import UserVariantError
 
 __all__ = ["Check", "Conformance", "RunDirectory", "Tasks", "conform", "conform_files", "model_job", "observations_of",
-           "read_run_directory", "render_conformance", "flink_task_names", "plans_from", "ids_check", "vertex_names",
+           "read_run_directory", "render_conformance", "flink_task_names", "plans_from", "ids_check", "ids_per_failover", "vertex_names",
            "FLAG_KEYS", "REJECTED_BUDGET", "committed_output_check", "job_finished_check", "committed_counts"]
 
 # The vertex flags a run's job graph lends the plan's vertices (the plan cannot show them).
@@ -204,7 +203,7 @@ def vertex_names(plan: dict) -> dict[str, str]:
 
 
 def model_job(plan: dict, run: RunDirectory | None = None, protocol: str = CORRECT_PROTOCOL,
-              mode: str = "aligned", failures: int = 0) -> tuple[JobGraph, Job]:
+              mode: str = "aligned", failures: int = 0, ids_used_up: int = 1) -> tuple[JobGraph, Job]:
     """The plan's job graph (vertex flags from the ``run`` that produced it, matched by Flink
     job vertex id; sources without records) and the model job that validates a run of it."""
     try:
@@ -225,7 +224,7 @@ def model_job(plan: dict, run: RunDirectory | None = None, protocol: str = CORRE
     # FLIP-147 on or off is the protocol's to say (--protocol pre-flip-147), not the run's.
     graph = JobGraph.build(vertices, graph.edges)
     job = Job(graph, mode=mode, records=0, checkpoints=0, failures=failures, protocol=protocol_named(protocol),
-              periodic_timer=True)
+              periodic_timer=True, ids_per_failover=ids_used_up)
     return graph, job
 
 
@@ -339,30 +338,40 @@ def _final_checkpoint_check(observed: list, job: Job) -> Check:
 
 
 def ids_check(observed: list, reading: LogReading | None = None) -> Check:
-    """Ids are triggered one by one, except that a failover may use up one id (F1b,
-    flip147 facts §4.6); a completed id was triggered before, and completions come in
-    increasing order. The id a failover uses up is drawn while the JobManager handles the failure:
-    a trigger logged after a task's FAILED line but before the JobManager's own (its timer did not
-    know yet) leaves the failover's allowance to the next one."""
+    """Ids are triggered one by one, except that a failover may use up ids (F1b, flip147 facts
+    §4.6): as many as the log shows triggers that failed with no pending checkpoint
+    (``UNKNOWN_CHECKPOINT_ID``) since the trigger before (one, without a ``reading``); a completed
+    id was triggered before, and completions come in increasing order. The ids a failover uses
+    up are drawn while the JobManager handles the failure: a trigger logged after a task's FAILED
+    line but before the JobManager's own (its timer did not know yet) leaves the failover's
+    allowance to the next one."""
     events = {id(e): i for i, e in enumerate(reading.events)} if reading is not None else {}
     handled = [i for i, e in enumerate(reading.events)
                if e.kind == "execution-state" and e.detail.endswith(" to FAILED")] if reading is not None else []
-    last_trigger, last_completed, skips_allowed, skipped, failed_at = 0, 0, 0, 0, None
+    failed_triggers = [i for i, e in enumerate(reading.events) if e.kind == "trigger-failed"] if reading is not None else []
+    last_trigger, last_completed, open_failovers, skipped, failed_at, trigger_at = 0, 0, 0, 0, None, -1
     triggered: set = set()
     for o, e in observed:
         if o[0] == "trigger":
-            if last_trigger and not last_trigger < o[1] <= last_trigger + 1 + skips_allowed:
-                return Check("ids-in-order", False, f"checkpoint {o[1]} triggered after {last_trigger} ({e.file}:{e.line})")
-            gap = o[1] - last_trigger - 1 if last_trigger else 0
             at = events.get(id(e))
+            gap = o[1] - last_trigger - 1 if last_trigger else 0
+            if reading is not None and at is not None:
+                shown = sum(1 for i in failed_triggers if trigger_at < i < at)
+                allowed = shown if open_failovers else 0
+            else:
+                shown = allowed = open_failovers
+            if last_trigger and not (last_trigger < o[1] and gap <= allowed):
+                unshown = f" ({shown} failed trigger{'s' if shown != 1 else ''} without an id logged since)" if gap else ""
+                return Check("ids-in-order", False,
+                             f"checkpoint {o[1]} triggered after {last_trigger}{unshown} ({e.file}:{e.line})")
             known = failed_at is None or at is None or not handled or any(failed_at <= h < at for h in handled)
             if known or gap:  # the allowance is spent once the JobManager knew, or by the skip itself
-                skips_allowed = 0
+                open_failovers = 0
             skipped += gap
-            last_trigger = o[1]
+            last_trigger, trigger_at = o[1], at if at is not None else trigger_at
             triggered.add(o[1])
         elif o[0] == "failover":
-            skips_allowed += 1
+            open_failovers += 1
             failed_at = events.get(id(e))
         elif o[0] == "completed":
             if o[1] not in triggered:
@@ -372,6 +381,20 @@ def ids_check(observed: list, reading: LogReading | None = None) -> Check:
             last_completed = o[1]
     burned = f", {skipped} id{'s' if skipped != 1 else ''} used up by failovers" if skipped else ""
     return Check("ids-in-order", True, f"triggered 1..{last_trigger} one by one{burned}; completions in increasing order")
+
+
+def ids_per_failover(reading: LogReading) -> int:
+    """F1b's bound for the model: the most triggers that failed with no pending checkpoint
+    (``UNKNOWN_CHECKPOINT_ID``) the log shows between two trigger lines; each may have used up
+    the id it drew (flip147 facts §4.6)."""
+    most = count = 0
+    for e in reading.events:
+        if e.kind == "trigger":
+            count = 0
+        elif e.kind == "trigger-failed":
+            count += 1
+            most = max(most, count)
+    return most
 
 
 def committed_counts(run: RunDirectory | None, check: str) -> tuple[dict, dict] | Check:
@@ -466,7 +489,7 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
         return _batch_run(plan, reading, run, run_designs)
     failures = sum(1 for e in reading.events if e.kind == "execution-state" and e.detail.endswith(" to FAILED")
                    or e.kind == "global-failure")
-    _, job = model_job(plan, run, protocol, mode, failures)
+    _, job = model_job(plan, run, protocol, mode, failures, ids_per_failover(reading))
     tasks = Tasks(plan, job.graph, job)
     observed, observations, visible, hidden = observations_of(reading, tasks)
     _, spec = model_job(plan, run, CORRECT_PROTOCOL, mode, failures)

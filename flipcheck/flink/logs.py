@@ -151,6 +151,10 @@ PATTERNS = (
     Pattern("failed", "CheckpointFailureManager", "WARN",
             re.compile(r"Failed to trigger or complete checkpoint (?P<checkpoint>\d+) for job \w+"),
             "CheckpointFailureManager.handleCheckpointException"),
+    Pattern("trigger-failed", "CheckpointFailureManager", "WARN",
+            re.compile(r"Failed to trigger or complete checkpoint UNKNOWN_CHECKPOINT_ID for job \w+"),
+            "CheckpointFailureManager.handleCheckpointException: a trigger failed with no pending checkpoint "
+            "(an id it drew is used up)"),
     Pattern("notify-complete", "TaskExecutor", "DEBUG",
             re.compile(r"Confirm completed checkpoint (?P<checkpoint>\d+)@\d+ and last subsumed checkpoint "
                        r"(?P<detail>-?\d+) for (?P<task>\S+?)\.?$"),

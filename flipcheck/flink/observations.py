@@ -50,6 +50,9 @@ class Observer(NamedTuple):
     observe: Callable           # (event, model task or None, Follow) -> list of observations
     shows: str | None = None    # the observation kind a line of this kind makes visible
     names_only: bool = False    # the line names its task by name, not by attempt id
+    # The JobManager's line about a message of an attempt the failover replaces: still read while
+    # the failover runs (the coordinator processes those messages until the restore).
+    until_restart: bool = False
 
 
 OBSERVERS: dict[tuple[str, str], Observer] = {}
@@ -62,9 +65,10 @@ def add_design(design: str, visible: tuple[str, ...]) -> None:
     DESIGNS[design] = tuple(visible)
 
 
-def add_observer(design: str, kind: str, observe: Callable, shows: str | None = None, names_only: bool = False) -> None:
+def add_observer(design: str, kind: str, observe: Callable, shows: str | None = None, names_only: bool = False,
+                 until_restart: bool = False) -> None:
     """Add (or replace) the row of ``design`` for log events of ``kind``."""
-    OBSERVERS[design, kind] = Observer(design, kind, observe, shows, names_only)
+    OBSERVERS[design, kind] = Observer(design, kind, observe, shows, names_only, until_restart)
 
 
 def observations_of(reading, tasks, design: str = "protocol") -> tuple[list, list, set, set]:
@@ -84,7 +88,8 @@ def observations_of(reading, tasks, design: str = "protocol") -> tuple[list, lis
         if row.shows is not None and not row.names_only:
             visible.add(row.shows)
         number = e.identity.attempt if e.identity is not None else None
-        if number is not None and number < follow.generation:
+        if number is not None and number < follow.generation and not (
+                row.until_restart and follow.failing and number == follow.generation - 1):
             continue
         if row.names_only:
             visible.add(row.shows)
@@ -151,6 +156,23 @@ def _state_switch(e, t, follow: Follow) -> list:
     return []
 
 
+# The reason a task's decline names when the snapshot its trigger RPC started threw
+# (Task.triggerCheckpointBarrier, TASK_FAILURE; flip147 facts §4.12).
+TASK_FAILURE_TEXT = "Task has failed."
+
+
+def _decline(e, t, follow: Follow) -> list:
+    if t is None:
+        return []
+    if e.detail == TASK_FAILURE_TEXT and not follow.failing:
+        # The snapshot threw: the task has failed (F0) and its trigger's future declines at once,
+        # on the task's thread, before the task switches to FAILED; the JobManager may log the
+        # decline before the task's FAILED line. The first of the two shows the failure.
+        follow.failing, follow.known = True, False
+        return [("failover",), ("decline", t, e.checkpoint)]
+    return [("decline", t, e.checkpoint)]
+
+
 def _global_failure(e, t, follow: Follow) -> list:
     # The JobManager itself fails the job (an OperatorCoordinator's failJob): F1, known at once;
     # the tasks are cancelled, none switches to FAILED (recovery facts §3.9).
@@ -162,7 +184,7 @@ def _global_failure(e, t, follow: Follow) -> list:
     return shown + [("failover-known",)]
 
 
-for _kind, _observe, _shows, _names_only in (
+for _kind, _observe, _shows, _names_only, *_until_restart in (
     ("global-failure", _global_failure, None, False),
     ("trigger", lambda e, t, follow: [("trigger", e.checkpoint)], None, False),
     ("completed", lambda e, t, follow: [("completed", e.checkpoint)], None, False),
@@ -171,8 +193,8 @@ for _kind, _observe, _shows, _names_only in (
     # The RPC reached a TaskExecutor that no longer runs t: no checkpoint id is logged.
     ("trigger-unknown", _of_task(lambda e, t: ("trigger-task", t, None)), "trigger-task", False),
     ("barrier", _barrier, "barrier", False),
-    ("ack", _of_task(lambda e, t: ("ack", t, e.checkpoint)), "ack", False),
-    ("decline", _of_task(lambda e, t: ("decline", t, e.checkpoint)), None, False),
+    ("ack", _of_task(lambda e, t: ("ack", t, e.checkpoint)), "ack", False, True),
+    ("decline", _decline, None, False),
     ("notify-complete", _of_task(lambda e, t: ("notify", t, e.checkpoint)), "notify", False),
     ("task-state", _state_switch, None, False),
     ("execution-state", _state_switch, None, False),
@@ -180,4 +202,4 @@ for _kind, _observe, _shows, _names_only in (
     ("operators-finished", _of_task(lambda e, t: ("closing", t)), "closing", True),
     ("checkpoint-started", _of_task(lambda e, t: ("snapshot", t, e.checkpoint)), "snapshot", True),
 ):
-    add_observer("protocol", _kind, _observe, _shows, _names_only)
+    add_observer("protocol", _kind, _observe, _shows, _names_only, bool(_until_restart))

@@ -77,6 +77,7 @@ _STEP_TEXT = {
     "trigger": lambda job, name, lb: "trigger",
     "stop-with-savepoint": lambda job, name, lb: "stop-with-savepoint (no drain)",
     "fail": lambda job, name, lb: "FAILED",
+    "fail-decline": lambda job, name, lb: f"decline {lb[2]} (snapshot threw)",
     "failover": lambda job, name, lb: "FAILOVER",
 }
 

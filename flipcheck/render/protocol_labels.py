@@ -33,7 +33,7 @@ __all__ = ["actor_of", "describe_label", "checkpoint_of", "trace_json"]
 def actor_of(job: Job, label: tuple) -> str:
     """Who takes the step: a task name or ``coordinator``."""
     kind = label[0]
-    if kind in ("emit", "end-of-data", "receive", "poll-released", "finish", "notify", "rpc", "fail"):
+    if kind in ("emit", "end-of-data", "receive", "poll-released", "finish", "notify", "rpc", "fail", "fail-decline"):
         return job.name(label[1])
     return "coordinator"
 
@@ -81,6 +81,8 @@ def describe_label(job: Job, label: tuple) -> str:
         return "coordinator stops the job with a savepoint without drain (synchronous savepoint)"
     if kind == "fail":
         return f"{job.name(label[1])} fails: it stops and declines every trigger RPC until the failover"
+    if kind == "fail-decline":
+        return f"{job.name(label[1])}'s snapshot of checkpoint {label[2]} threw: it declines it (Task has failed.)"
     if kind == "failover":
         return "the job fails over: every task restarts from the latest completed checkpoint"
     return repr(label)
@@ -91,7 +93,7 @@ def checkpoint_of(label: tuple, notes: tuple = ()) -> int | None:
     acknowledgement, a notification, a barrier or cancellation marker polled), the checkpoint a
     failover restores (None when it restores none), else None."""
     kind = label[0]
-    if kind in ("ack", "notify", "rpc"):
+    if kind in ("ack", "notify", "rpc", "fail-decline"):
         return label[2]
     if kind in ("trigger", "stop-with-savepoint"):
         return label[1] if len(label) > 1 else None

@@ -150,7 +150,12 @@ Failover (:mod:`.failover`; seed "Failover and Recovery"; flip147 facts §3.2, �
   (``TASK_NOT_READY``: ``Task.triggerCheckpointBarrier`` declines when not RUNNING; C5 aborts the
   pending checkpoint). The JobManager hears of it only through ``updateTaskExecutionState``,
   handled on its main thread, so until F1 the coordinator keeps triggering (its plan still counts
-  the task as running) and the other tasks keep running.
+  the task as running) and the other tasks keep running. A source whose snapshot of the pending
+  checkpoint was running when it failed (its acknowledgement has not left) declines that
+  checkpoint itself (``TASK_FAILURE``, "Task has failed."): the snapshot its trigger RPC started
+  threw, and ``Task.triggerCheckpointBarrier`` declines when the future of
+  ``StreamTask.triggerCheckpointAsync`` fails (flip147 facts §4.12). A snapshot that barriers
+  started has no such future: a task with inputs declines nothing.
 * F1 the JobManager handles the failure — a task's (after F0) or its own (a global failure, e.g. an
   OperatorCoordinator failing the job, at once) — and restarts every task from the latest completed checkpoint: channels empty
   but for restored in-flight records — per channel the downstream's captured input records, then
@@ -165,10 +170,13 @@ Failover (:mod:`.failover`; seed "Failover and Recovery"; flip147 facts §3.2, �
   the checkpoint, and finished subtasks of partly finished vertices, restart with no data left
   (they end their data at once); the coordinator forgets its views (FINISHED and end of data, C6),
   drops the reports on their way and aborts the pending checkpoint.
-* F1b with Flink's own timer (C3p), a failover may use up a checkpoint id: a trigger that drew
-  its id but had not yet created its pending checkpoint fails when the failover stops the
-  scheduler, so the next checkpoint skips that id (flip147 facts §4.6). Only where a trigger
-  could run: no checkpoint pending and a plan that is not declined.
+* F1b with Flink's own timer (C3p), a failover may use up checkpoint ids, at most the job's
+  ``ids_per_failover``: a trigger that drew its id but had not yet created its pending checkpoint
+  fails when the failover stops the scheduler, and each periodic request queued while a
+  checkpoint was pending that runs while the failover cancels the tasks draws an id for a plan
+  that waits for no task and fails (``CheckpointRequestDecider``, flip147 facts §4.6); the next
+  checkpoint skips those ids. Only where a trigger could run: no checkpoint pending and a plan
+  that is not declined.
 
 The job ends when every task is FINISHED; the transactions a sink left pre-committed when it
 finished are still pending then (what ``no_dangling_transaction`` forbids).
@@ -201,7 +209,7 @@ from .machine import (
 from .switches import Protocol
 from .state import (
     BARRIER, CANCEL, CANCELED, DATA, END_OF_DATA, EOD, EOI, EOP, FAILED, FAILOVER, FINISHED, FINISHED_TASK, NO_STOP_ID,
-    PHASE_NAMES, RUNNING, STOPPED, TASK_CLOSING, TASK_NOT_READY, Coordinator, JobState, Pending, RestorePoint,
+    PHASE_NAMES, RUNNING, STOPPED, TASK_CLOSING, TASK_FAILURE, TASK_NOT_READY, Coordinator, JobState, Pending, RestorePoint,
     Snapshot, TaskState,
 )
 from .step import Step
@@ -209,7 +217,7 @@ from .structure import MAX_CHANNELS, MAX_RECORDS, MAX_TASKS, MODES, ChannelInfo,
 
 __all__ = [
     "RUNNING", "END_OF_DATA", "FINISHED", "CANCELED", "FAILED", "STOPPED", "NO_STOP_ID", "PHASE_NAMES", "MODES", "EOI",
-    "TASK_NOT_READY", "TASK_CLOSING", "FAILOVER", "DATA", "BARRIER", "CANCEL", "EOD", "EOP",
+    "TASK_NOT_READY", "TASK_CLOSING", "TASK_FAILURE", "FAILOVER", "DATA", "BARRIER", "CANCEL", "EOD", "EOP",
     "Protocol", "TaskInfo", "ChannelInfo", "Job", "MAX_TASKS", "MAX_CHANNELS", "MAX_RECORDS", "job_size_problem",
     "Snapshot", "TaskState", "FINISHED_TASK", "Pending", "RestorePoint", "Coordinator", "JobState",
     "Step", "SOURCE_ACTIONS", "INPUT_TASK_ACTIONS", "COORDINATOR_ACTIONS", "initial_state", "successors", "is_end", "run",

@@ -2,8 +2,9 @@
 latest completed checkpoint.
 
 Seed "Failover and Recovery"; flip147 facts §3.2, §4.10. The action :func:`task_failure`
-(``action(job, state)``) returns one step per task that may fail (F0); :func:`failover` the
-failover step (F1), while the job's bound on failures allows one more.
+(``action(job, state)``) returns one step per task that may fail (F0), :func:`failed_snapshot_declines`
+the decline of a failed source whose snapshot threw (F0); :func:`failover` the failover step (F1),
+while the job's bound on failures allows one more.
 
 >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
 >>> from flipcheck.model.protocol import Job, initial_state
@@ -12,24 +13,29 @@ failover step (F1), while the job's bound on failures allows one more.
 [(('failover',), [('failover', 0)])]
 >>> [(label, step.freeze().tasks[label[1]].phase == FAILED) for label, step in task_failure(job, initial_state(job))]
 [(('fail', 0), True), (('fail', 1), True)]
+>>> from flipcheck.model.protocol import run
+>>> failed_in_snapshot = run(job, [("trigger", 1), ("rpc", 0, 1), ("fail", 0)])   # its acknowledgement had not left
+>>> [label for label, _ in failed_snapshot_declines(job, failed_in_snapshot)]
+[('fail-decline', 0, 1)]
 """
 
 from __future__ import annotations
 
-from .coordinator import abort_pending
-from .state import DATA, EOI, FAILED, FAILOVER, JobState
+from .coordinator import abort_pending, decline
+from .state import DATA, EOI, FAILED, FAILOVER, TASK_FAILURE, JobState
 from .step import Step, Steps
 from .structure import Job
 from .tasks import commit, fresh_task
 
-__all__ = ["task_failure", "failover"]
+__all__ = ["task_failure", "failed_snapshot_declines", "failover"]
 
 
 def task_failure(job: Job, s: JobState) -> Steps:
     """F0: a running task fails (its TaskManager switches it to FAILED) while the job's bound on
     failures allows one more failover and no other failure waits for the JobManager. The task
     takes no step any more: it sends, polls, acknowledges and commits nothing, and declines every
-    trigger RPC that reaches it (C4, ``TASK_NOT_READY``). The JobManager learns of it only later
+    trigger RPC that reaches it (C4, ``TASK_NOT_READY``); a source whose snapshot threw also declines
+    that checkpoint (:func:`failed_snapshot_declines`). The JobManager learns of it only later
     (flip147 facts §4.10: ``updateTaskExecutionState`` on its main thread), so the coordinator
     keeps triggering and the other tasks keep running until F1."""
     if s.coordinator.failovers >= job.failures or any(ts.phase == FAILED for ts in s.tasks):
@@ -44,20 +50,42 @@ def task_failure(job: Job, s: JobState) -> Steps:
     return steps
 
 
+def failed_snapshot_declines(job: Job, s: JobState) -> Steps:
+    """F0: a source that failed while its snapshot of the pending checkpoint ran declines
+    that checkpoint itself (``TASK_FAILURE``, "Task has failed."): the snapshot its trigger RPC
+    started threw, and ``Task.triggerCheckpointBarrier``, waiting on that snapshot's future
+    (``StreamTask.triggerCheckpointAsync``), declines when it fails (flip147 facts §4.12). The
+    model's source snapshots at once (J5), so "while it ran" is: its acknowledgement has not left
+    (still in its outbox). Only a snapshot a trigger RPC started has such a future: a task with
+    inputs that fails in a snapshot its barriers started declines nothing."""
+    pending = s.coordinator.pending
+    if pending is None:
+        return []
+    steps = []
+    for t in job.sources:
+        ts = s.tasks[t]
+        if ts.phase == FAILED and any(k == pending.id for k, _ in ts.outbox):
+            n = Step(job, s)
+            n.tasks[t] = ts._replace(outbox=tuple(entry for entry in ts.outbox if entry[0] != pending.id))
+            decline(n, t, pending.id, TASK_FAILURE)
+            steps.append((("fail-decline", t, pending.id), n))
+    return steps
+
+
 def failover(job: Job, s: JobState) -> Steps:
     """F1: the JobManager handles a failure — a task's (F0) or its own (a global failure, at
     once) — and every task restarts from the latest completed checkpoint (from scratch without one);
     the coordinator forgets its views (FINISHED, and end of data as
     :meth:`~.switches.Protocol.end_of_data_view_after_failover` says: C6, FLINK-32945's fix), drops the
-    reports on their way and aborts the pending checkpoint. F1b: a trigger under way may use up
-    its id (:func:`_trigger_may_be_under_way`)."""
+    reports on their way and aborts the pending checkpoint. F1b: the triggers under way may use up
+    ids (:func:`_trigger_may_be_under_way`), at most ``job.ids_per_failover``."""
     if s.coordinator.failovers >= job.failures:
         return []
-    burns = (False, True) if _trigger_may_be_under_way(job, s) else (False,)
-    return [(("failover",), _failover_step(job, s, burn)) for burn in burns]
+    burns = range(job.ids_per_failover + 1) if _trigger_may_be_under_way(job, s) else range(1)
+    return [(("failover",), _failover_step(job, s, burned)) for burned in burns]
 
 
-def _failover_step(job: Job, s: JobState, burn_id: bool) -> Step:
+def _failover_step(job: Job, s: JobState, burned: int) -> Step:
     c = s.coordinator
     n = Step(job, s)
     if c.pending is not None:
@@ -74,17 +102,20 @@ def _failover_step(job: Job, s: JobState, burn_id: bool) -> Step:
     n.coord = n.coord._replace(known_finished=0, finished_reports=0, learned=True,
                                failovers=failovers, restore=restore if failovers < job.failures else None,
                                known_end_of_data=known_end_of_data,
-                               last_id=n.coord.last_id + int(burn_id))
+                               last_id=n.coord.last_id + burned)
     n.notes.append(("failover", restore.id if restore is not None else 0))
-    if burn_id:
-        n.notes.append(("id-burned", n.coord.last_id))
+    for k in range(n.coord.last_id - burned + 1, n.coord.last_id + 1):
+        n.notes.append(("id-burned", k))
     return n
 
 
 def _trigger_may_be_under_way(job: Job, s: JobState) -> bool:
     """F1b: with Flink's own timer (C3p) a trigger may be between drawing its id and creating its
     pending checkpoint when the failover stops the scheduler; that id is used up (flip147 facts
-    §4.6). Only a trigger whose plan was not declined draws an id, and none runs while a
+    §4.6). More may follow: the periodic requests ``CheckpointRequestDecider`` queued while a
+    checkpoint was pending are released one by one, and each whose plan, computed while the
+    failover cancels the tasks, waits for no task draws an id and fails (flip147 facts §4.6, §1.5,
+    §1.6). Only a trigger whose plan was not declined draws an id, and none runs while a
     checkpoint is pending (C2)."""
     c = s.coordinator
     return (job.periodic_timer and c.pending is None and not c.stopped

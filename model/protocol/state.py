@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "RUNNING", "END_OF_DATA", "FINISHED", "CANCELED", "FAILED", "PHASE_NAMES", "STOPPED", "NO_STOP_ID", "EOI",
-    "TASK_NOT_READY", "TASK_CLOSING", "FAILOVER", "COORDINATOR_SUSPEND",
+    "TASK_NOT_READY", "TASK_CLOSING", "TASK_FAILURE", "FAILOVER", "COORDINATOR_SUSPEND",
     "DATA", "BARRIER", "CANCEL", "EOD", "EOP", "END_OF_DATA_MSG", "END_OF_PARTITION_MSG",
     "Snapshot", "TaskState", "FINISHED_TASK", "Pending", "RestorePoint", "Coordinator", "JobState",
 ]
@@ -41,6 +41,7 @@ EOI = 2**63 - 1
 # Abort / decline reasons added at job level (flip147 facts §2.4, §3.2).
 TASK_NOT_READY = "CHECKPOINT_DECLINED_TASK_NOT_READY"
 TASK_CLOSING = "CHECKPOINT_DECLINED_TASK_CLOSING"
+TASK_FAILURE = "TASK_FAILURE"   # F0: the snapshot a trigger RPC started threw (flip147 facts §4.12)
 FAILOVER = "CHECKPOINT_ABORTED_BY_FAILOVER"
 COORDINATOR_SUSPEND = "CHECKPOINT_COORDINATOR_SUSPEND"
 

@@ -77,14 +77,17 @@ class Job:
     remains (C3); ``failures`` bounds failovers; ``stop_with_savepoint`` lets the coordinator stop
     the job once with a savepoint without drain (C7, J9). ``periodic_timer`` replaces the C3
     bound by Flink's own timer (C3p): trace validation needs it, exploration never does.
+    ``ids_per_failover`` bounds the checkpoint ids one failover may use up with that timer (F1b);
+    trace validation reads it from the log (failed triggers without an id).
     """
 
     def __init__(self, graph: JobGraph, mode: str = bar.ALIGNED, records: int = 1, checkpoints: int = 1,
                  failures: int = 0, protocol: Protocol | None = None, stop_with_savepoint: bool = False,
-                 periodic_timer: bool = False):
+                 periodic_timer: bool = False, ids_per_failover: int = 1):
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r} (expected one of {', '.join(MODES)})")
-        for name, value in (("records", records), ("checkpoints", checkpoints), ("failures", failures)):
+        for name, value in (("records", records), ("checkpoints", checkpoints), ("failures", failures),
+                            ("ids_per_failover", ids_per_failover)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
         if stop_with_savepoint and (mode != bar.ALIGNED or failures):
@@ -100,6 +103,7 @@ class Job:
         self.checkpoints = checkpoints
         self.failures = failures
         self.periodic_timer = periodic_timer
+        self.ids_per_failover = ids_per_failover
         self.protocol = protocol or Protocol()
         self.after_finished = graph.checkpoints_after_tasks_finished and self.protocol.checkpoints_after_tasks_finished
         self._expand(records)

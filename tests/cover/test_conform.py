@@ -55,7 +55,7 @@ def test_a_failover_that_uses_up_an_id_needs_rule_f1b(monkeypatch):
     monkeypatch.setattr(failover_rules, "_trigger_may_be_under_way", lambda job, s: False)
     result = _conform(run)
     assert not result.conforms
-    assert result.first_unexplained["why"] == "C2: the next checkpoint id is 4, not 5"
+    assert result.first_unexplained["why"] == "C2: the next checkpoint id is 4, not 5 (F1b: a failover uses up at most 1 id)"
 
 
 def test_the_lines_between_a_tasks_failure_and_its_handling_are_read():
