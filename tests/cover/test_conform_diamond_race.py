@@ -33,6 +33,15 @@ def test_the_log_needs_left1_to_end_its_data_before_its_checkpoint_4_barrier():
     assert not any(re.search(r"left \(2/2\)#0 .*Received barrier .* @ 5\.", line) for line in lines)
 
 
+def test_left0_and_right_close_too_with_no_checkpoint_completed_after_4():
+    lines = (RUN / "flink.log").read_text().splitlines()
+    completions = [n for n, line in enumerate(lines, 1) if "Completed checkpoint " in line]
+    closings = [_first_line(lines, rf"Finished operators for task {task}$") for task in (r"left \(1/2\)#0", r"right \(1/1\)#0")]
+    completed_4 = _first_line(lines, r"Completed checkpoint 4 ")
+    # Their final checkpoint must be 4 too: the next completion comes after both closed.
+    assert all(completed_4 < closing < min(n for n in completions if n > completed_4) for closing in closings)
+
+
 def test_the_run_passes_every_end_to_end_check_and_the_search_reports_its_budget():
     result = conform_files(str(RUN / "plan.json"), [str(RUN / "flink.log")], budget=5_000)
     checks = {c.name: c for c in result.checks}
