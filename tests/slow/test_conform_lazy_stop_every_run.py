@@ -14,7 +14,9 @@ from test_conform_lazy_stop import both_ways, same_finding
 # conforms in 1,108,155 states): too long for CI, and the budget, not the search, would differ.
 # faults-join-end-of-input conforms after 1.76 million states (divergences 26 and 27; about 8 CPU
 # minutes): tests/cover/test_faults.py checks it as far as CI can.
-_TOO_LONG = ("job-server-join-failover-undecided", "faults-join-end-of-input")
+# diamond-unaligned-eod-before-barrier needs about 1.8 million states from where the search keeps
+# the wrong order of its end of data (divergence 30): undecided within the budget either way.
+_TOO_LONG = ("job-server-join-failover-undecided", "faults-join-end-of-input", "diamond-unaligned-eod-before-barrier")
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in RUNS.iterdir() if p.is_dir() and p.name not in _TOO_LONG))
