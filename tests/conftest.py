@@ -31,15 +31,9 @@ LONGEST_FIRST = ("test_documented_commands_slow.py", "test_protocol_exhaustive.p
                  "test_long_hunts.py")
 
 
-# Likewise the longest Spark modules, which `make test` runs two at a time after the first phase.
-LONGEST_SPARK_FIRST = ("test_documented_commands_spark.py", "test_bench_sweep.py", "test_resume.py", "test_demo.py",
-                       "test_parallel_explore_spark.py")
-
-
 def _run_order(item) -> tuple[int, int]:
     if SLOW_DIRECTORY not in item.path.parents:
-        name = item.path.name
-        return (1, LONGEST_SPARK_FIRST.index(name) if name in LONGEST_SPARK_FIRST else len(LONGEST_SPARK_FIRST))
+        return (1, 0)
     name = item.path.name
     return (0, LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST))
 
