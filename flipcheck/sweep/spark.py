@@ -370,7 +370,10 @@ def start_spark(master: str = DEFAULT_MASTER, app_name: str = "flipcheck", log_p
     what is being waited for), or when Spark fails to start.
     """
     check_master(master, conf)
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
+
+    existed = SparkContext._active_spark_context is not None   # getOrCreate will hand us that one
 
     local = is_local_master(master)
     settings = {
@@ -407,9 +410,29 @@ def start_spark(master: str = DEFAULT_MASTER, app_name: str = "flipcheck", log_p
                 raise
             raise UsageError(f"--master {master!r}: Spark did not start: {spark_error_line(error)}{details}") from None
     spark.sparkContext.setLogLevel("ERROR")
+    _hold(spark, existed)
     return spark
 
 
+# id(SparkContext) -> how many start_spark calls that got it are not stopped yet, plus one for a
+# session the caller started itself. getOrCreate hands every caller in a process the same session:
+# a command run in-process (flipcheck.sweep in a notebook, a test) must not stop its caller's.
+_HOLDERS: dict[int, int] = {}
+
+
+def _hold(spark, existed: bool) -> None:
+    key = id(spark.sparkContext)
+    _HOLDERS[key] = _HOLDERS.get(key, 1 if existed else 0) + 1
+
+
 def stop_spark(spark) -> None:
-    """Stop the session (and its executors); the JVM gateway ends with this process."""
+    """Stop the session (and its executors) unless someone else still holds it: another
+    :func:`start_spark` that got the same session, or the code that made it before flipcheck ran.
+    The JVM gateway ends with this process."""
+    key = id(spark.sparkContext)
+    left = _HOLDERS.get(key, 1) - 1
+    if left > 0:
+        _HOLDERS[key] = left
+        return
+    _HOLDERS.pop(key, None)
     spark.stop()

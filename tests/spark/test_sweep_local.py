@@ -117,3 +117,14 @@ def test_rerunning_a_finished_sweep_starts_no_job_and_gives_the_same_summary(eng
 
 def test_the_suites_report_their_names():
     assert get_suite("plan").engine == get_suite("barriers").engine == "flink"
+
+
+def test_a_command_run_in_process_leaves_its_callers_session_running(spark):
+    """getOrCreate hands start_spark the session a caller (a notebook, tests/spark/conftest.py)
+    already has; stopping it then would stop the caller's. It stops only the last holder's."""
+    from flipcheck.sweep.spark import start_spark, stop_spark
+
+    borrowed = start_spark("local[2]", "flipcheck in a notebook")
+    assert borrowed.sparkContext is spark.sparkContext
+    stop_spark(borrowed)
+    assert spark.sparkContext.parallelize(range(4), 2).count() == 4   # still running
