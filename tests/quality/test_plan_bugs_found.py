@@ -71,3 +71,30 @@ def test_wiring_property_catches_the_float_wiring_of_flink_22863():
             assert "the rule gives" in violations[0].message or "reads nothing" in violations[0].message
             return
     pytest.fail("no (U, D) pair shows the FLINK-22863 float wiring bug")
+
+
+def test_the_hunt_samples_a_variants_own_wiring_before_the_graph_drivers():
+    """Graphs of parallelism at most 4 cannot show a float rounding error; behind the seeded and
+    hypothesis drivers the wiring sample waited half the budget. A variant with a wiring of its
+    own is sampled first, and caught within a few pairs (about half of them show the bug)."""
+    from flipcheck.designs.contract import Mutant
+    from flipcheck.designs.plan import hunt
+
+    detection = hunt(Mutant("flink-before-22863", "plan", "flink-before-22863", "FLINK-22863", ""), budget_seconds=120)
+    assert detection.caught and detection.property == WIRING_PROPERTY.name and detection.driver == "sweep"
+    assert detection.cases_to_detection <= 20
+    upstream, downstream = detection.counterexample
+    assert WIRING_PROPERTY.check(upstream, downstream, float_ceil_wiring)
+
+
+def test_a_variant_with_flinks_wiring_is_not_sampled(monkeypatch):
+    """The sample could never find anything for it: its whole budget goes to the graph drivers."""
+    import flipcheck.designs.plan as plan_design
+    from flipcheck.designs.contract import Mutant
+
+    def sample_called(*args):
+        raise AssertionError("the wiring sample ran for a variant with Flink's wiring")
+
+    monkeypatch.setattr(plan_design, "_wiring_sample", sample_called)
+    detection = plan_design.hunt(Mutant("flink", "plan", "flink", None, ""), budget_seconds=1.0)
+    assert not detection.caught
