@@ -327,7 +327,10 @@ def _final_checkpoint_check(observed: list, job: Job) -> Check:
             acked.setdefault(o[1], set()).add(o[2])
         elif o[0] == "notify" and o[2] in acked.get(o[1], ()):
             confirmed[o[1]] = True
-        elif o[0] == "failover":
+        elif o[0] == "failover-known":
+            # F1 restarts the attempts: what the old ones acknowledged and were told is theirs.
+            # Not at F0 (a task failed): until the JobManager handles it the others run on, and
+            # one may still finish on a checkpoint confirmed before (flip147 facts §4.10).
             acked, confirmed = {}, {}
         elif o[0] == "finished":
             if not confirmed.get(o[1]):
