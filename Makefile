@@ -28,28 +28,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,flink,compiled]'
 	touch $(STAMP)
 
-# Pure-Python tests run on both cores, the slow ones first (tests/conftest.py) with idle workers
-# taking tests from busy ones (worksteal), each phase listing its 15 longest tests for the CI log;
-# tests that start Spark, a browser or real Flink run one at a time afterwards: in-process
-# commands stop the SparkSession they got from getOrCreate, which may be the shared one of
-# tests/spark/conftest.py, so their order within one process matters (two at a time, spread over
-# two workers, broke 25 Spark tests). Exit code 5 = "none collected".
+# The pure-Python tests on both cores, and beside them, one at a time, the tests that start Spark,
+# a browser or real Flink (they mostly wait on JVMs: 0.6 of a core); scripts/run-tests.sh says how
+# and why, and fetches what only the second kind needs (chromium; Flink 1.20.0 for the one live
+# older-release test: about 250 MB) in the background first. Then the tests that patch a compiled
+# module, once more in the pure build (the `pure_python` marker: tests/cover/compiled_build.py).
 # Last, flipcheck as a user gets it: a wheel (`python -m build`) installed into a clean venv outside
 # the repository, with the example user project (examples/user-project) whose bug must fail with
 # the full report and whose refactoring must pass (scripts/check_user_project.py; about 30 s with
-# a warm pip cache, under a minute cold). The tests that patch a compiled module run once more in
-# the pure build (the `pure_python` marker: tests/cover/compiled_build.py).
-# What only the second phase needs from the network (chromium, and Flink 1.20.0 for the one live
-# older-release test: about 250 MB) is fetched in the background while the first phase runs,
-# which needs neither; the second phase waits for it and prints what it said.
-PREFETCH_LOG := build/test-prefetch.log
+# a warm pip cache, under a minute cold).
 test: install
-	@mkdir -p build && rm -f $(PREFETCH_LOG).done
-	@( scripts/provide-tools.sh $(BIN) chromium; $(BIN)/flipcheck flink releases --install 1.20.0 >/dev/null; \
-	   touch $(PREFETCH_LOG).done ) > $(PREFETCH_LOG) 2>&1 &
-	$(BIN)/python -m pytest -n 2 --dist worksteal -m "not spark and not browser and not flink" --durations=15
-	@while [ ! -e $(PREFETCH_LOG).done ]; do sleep 1; done; cat $(PREFETCH_LOG)
-	$(BIN)/python -m pytest -m "spark or browser or flink" --durations=15 || test $$? -eq 5
+	scripts/run-tests.sh $(BIN)
 	FLIPCHECK_PURE_PYTHON=1 $(BIN)/python -m pytest -q -m pure_python tests/cover tests/quality
 	$(BIN)/python scripts/check_user_project.py
 

@@ -16,7 +16,9 @@ from test_conform_lazy_stop import both_ways, finding
 # minutes): tests/cover/test_faults.py checks it as far as CI can.
 # diamond-unaligned-eod-before-barrier needs about 1.8 million states from where the search keeps
 # the wrong order of its end of data (divergence 30): undecided within the budget either way.
-_TOO_LONG = ("job-server-join-failover-undecided", "faults-join-end-of-input", "diamond-unaligned-eod-before-barrier")
+# join-failover-finish-before-restart exhausts the budget (2,004,225 states, 3.5 CPU minutes), undecided.
+_TOO_LONG = ("job-server-join-failover-undecided", "faults-join-end-of-input", "diamond-unaligned-eod-before-barrier",
+             "join-failover-finish-before-restart")
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in RUNS.iterdir() if p.is_dir() and p.name not in _TOO_LONG))
