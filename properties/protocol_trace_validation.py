@@ -881,7 +881,12 @@ def explain(job: Job, states: Sequence[JobState], o: tuple) -> str:
             planned = c.pending is not None and c.pending.id == o[2]
             return (f"C2/C4: no trigger RPC of checkpoint {o[2]} is on its way to {who}"
                     + (" (the plan on the coordinator's view does not trigger it)" if planned else ""))
-        return f"C4: the trigger RPCs to {who} arrive in order: {s.rpcs[t][0]} comes first"
+        if s.rpcs[t][0] != o[2]:
+            return f"C4: the trigger RPCs to {who} arrive in order: {s.rpcs[t][0]} comes first"
+        # The RPC can arrive here; what rules these states out lies elsewhere (a join-failover
+        # run's why said "3 comes first" of checkpoint 3's own RPC, divergence 31).
+        return (f"C4: checkpoint {o[2]}'s trigger RPC is the next to reach {who} here, so this line is not "
+                f"what rules these states out: a line before it is still owed, or the search stopped first")
     if kind == "barrier":
         return f"J3: no input of {who} has checkpoint {o[3]}'s barrier at its head"
     if kind == "ack":

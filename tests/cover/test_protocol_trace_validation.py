@@ -95,3 +95,21 @@ def test_a_task_that_finishes_and_runs_on_is_unexplained_where_it_finishes():
     assert (verdict.conforms, verdict.first_unexplained, verdict.evidence) == (False, 1, 3)
     assert verdict.why == "J7: src[0] does not finish here: it still ends its input later (observation 3)"
     assert validate(job, run, where=lambda j: f"log:{j + 10}").why.endswith("later (log:13)")
+
+
+def test_the_why_of_a_trigger_rpc_that_is_next_does_not_say_another_comes_first():
+    """Divergence 31: conform's why read "the trigger RPCs to source-short-df253d[1] arrive in
+    order: 3 comes first" of checkpoint 3's own RPC. An RPC next on its way is not what rules a
+    state out, and the why says so."""
+    from flipcheck.properties.protocol_trace_validation import explain
+
+    job = _job("pair", "aligned")
+    state = initial_state(job)
+    while not any(state.rpcs):   # the coordinator's trigger when it can, else the first step
+        steps = list(every_step(job, state))
+        state = next((nxt for label, nxt, _ in steps if label[0] == "trigger"), steps[0][1])
+    t = next(u for u, queue in enumerate(state.rpcs) if queue)
+    k = state.rpcs[t][0]
+    why = explain(job, [state], ("trigger-task", t, k))
+    assert "comes first" not in why and why.startswith(f"C4: checkpoint {k}'s trigger RPC is the next to reach")
+    assert explain(job, [state], ("trigger-task", t, k + 1)).startswith("C2/C4: no trigger RPC of checkpoint")
