@@ -28,19 +28,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,flink,compiled]'
 	touch $(STAMP)
 
-# The pure-Python tests on both cores, and beside them, one at a time, the tests that start Spark,
-# a browser or real Flink (they mostly wait on JVMs: 0.6 of a core); scripts/run-tests.sh says how
-# and why, and fetches what only the second kind needs (chromium; Flink 1.20.0 for the one live
-# older-release test: about 250 MB) in the background first. Then the tests that patch a compiled
-# module, once more in the pure build (the `pure_python` marker: tests/cover/compiled_build.py).
-# Last, flipcheck as a user gets it: a wheel (`python -m build`) installed into a clean venv outside
-# the repository, with the example user project (examples/user-project) whose bug must fail with
-# the full report and whose refactoring must pass (scripts/check_user_project.py; about 30 s with
-# a warm pip cache, under a minute cold).
+# Two lanes side by side (scripts/run-tests.sh says how and why). One: the pure-Python tests on
+# both cores. Two: the tests that start Spark, a browser or real Flink, one at a time (they mostly
+# wait on JVMs: 0.6 of a core), after what only they need is fetched (chromium; Flink 1.20.0 for
+# the one live older-release test: about 250 MB); then the tests that patch a compiled module, once
+# more in the pure build (the `pure_python` marker: tests/cover/compiled_build.py); then flipcheck
+# as a user gets it: a wheel (`python -m build`) installed into a clean venv outside the
+# repository, with the example user project (examples/user-project) whose bug must fail with the
+# full report and whose refactoring must pass (scripts/check_user_project.py; about a minute).
 test: install
 	scripts/run-tests.sh $(BIN)
-	FLIPCHECK_PURE_PYTHON=1 $(BIN)/python -m pytest -q -m pure_python tests/cover tests/quality
-	$(BIN)/python scripts/check_user_project.py
 
 # The inner loop: everything but tests/slow/ (the `slow` marker), Spark and the browser, on both
 # cores, in about 3 minutes; `make test` is the full run CI does.
