@@ -2,8 +2,8 @@
 tests/manifests/protocol.json (like tlaplus/Examples manifests): the correct protocol explores
 completely with zero violations, with and without partial-order and symmetry reduction (the
 reduced counts pinned too; a job without symmetries pins the unreduced and partial-order counts
-for symmetry and both, the searches they are), and a behaviour change of the model shows up as a new count (update the manifest on
-purpose, and say why)."""
+for symmetry and both, the searches they are), and a behaviour change of the model shows up as
+a new count (update the manifest on purpose, and say why)."""
 
 import pytest
 
