@@ -310,6 +310,12 @@ class _Search:
             if o[0] in _RUNNING_KINDS:
                 self.running_lines.setdefault(o[1], []).append(i)
         self.failovers = self.positions.get(("failover",), [])
+        # Where the attempts are replaced (F1): each JobManager line (failover-known), and a
+        # failover line with none after it before the next failover (a failure handled at once).
+        # Between a task's FAILED line (F0) and F1 the others run on in their old attempts.
+        known = [i for i, o in enumerate(observations) if o == ("failover-known",)]
+        ends = self.failovers[1:] + [len(observations)]
+        self.restarts = sorted(known + [f for f, e in zip(self.failovers, ends) if not any(f < k < e for k in known)])
         # Per model state, its steps and what each shows: the search meets a state again and
         # again (from other frontier nodes, with other lines waiting, for later observations),
         # and the model's steps from it are the same every time. Emptied when full (memory).
@@ -352,8 +358,8 @@ class _Search:
         input) after its closing line does too, owed or not: one thread writes them in order
         (flip147 facts §4.4). Lines of the next attempt follow the failover's line."""
         s, waiting, optional, _ = node
-        until = next((f for f in self.failovers if f >= i), len(self.observations))
-        since = max((f for f in self.failovers if f < i), default=-1)
+        until = next((f for f in self.restarts if f >= i), len(self.observations))
+        since = max((f for f in self.restarts if f < i), default=-1)
         closed_at = max((p for p in self.positions.get(("closing", t), ()) if since < p < until), default=until)
         last_id = s.coordinator.last_id
         ts = s.tasks[t]
