@@ -453,6 +453,16 @@ def test_a_task_may_finish_between_anothers_failure_and_the_restart():
     assert check.ok, check.detail
 
 
+def test_a_task_finishing_before_the_restart_is_not_refuted_by_its_next_attempt():
+    """A real run (make test): short[1] finishes after join[0]'s failure and before the restart,
+    and its restarted attempt ends its input later. conform read that later line as the old
+    attempt still running (J7) and rejected the run: a task's lines are its attempt's only up to
+    the restart (F1, the JobManager's line), not up to another task's FAILED line (F0)."""
+    run = RUNS / "join-failover-restarted-attempt-ends-input"
+    result = _conform(run)
+    assert result.conforms, result.first_unexplained
+
+
 USER_PROTOCOLS = Path(__file__).resolve().parents[2] / "examples" / "user-project" / "src" / "my_checkpointing" / "protocols.py"
 
 
