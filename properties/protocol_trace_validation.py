@@ -866,7 +866,7 @@ def explain(job: Job, states: Sequence[JobState], o: tuple) -> str:
     s = states[0]
     c = s.coordinator
     kind = o[0]
-    t: Any = o[1] if kind not in ("trigger", "completed", "failed", "failover") else None
+    t: Any = o[1] if kind not in ("trigger", "completed", "failed", "failover", "failover-known") else None
     who = job.name(t) if t is not None else ""
     if kind == "trigger":
         if c.pending is not None:

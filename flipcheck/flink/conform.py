@@ -276,11 +276,18 @@ def _plan_check(reading: LogReading, tasks: Tasks, spec: Job) -> Check:
     """The tasks each checkpoint was triggered on, against the spec plan on the JobManager's
     view. The coordinator computes the plan before it logs the trigger (flip147 facts §4.1), so
     any view it held since the previous trigger may be the one: the FINISHED switches logged
-    in between."""
+    in between.
+
+    An RPC that reached a task no longer running logs no checkpoint id (flip147 facts §4.3). It
+    belongs to the oldest checkpoint, triggered after the last one this task's RPC lines named,
+    whose plan may hold the task: a task's RPCs arrive in the order of their ids, and the next
+    trigger's line may come first (divergence 32)."""
     view, last = 0, 0
     views: list = [0]                  # the views since the previous trigger line
     planned: dict[int, set] = {}
     triggered: dict[int, int] = {}
+    named: dict[int, int] = {}         # per task, the last checkpoint its RPC lines belong to
+    restarted_after = 0                # the last trigger before the latest failover
     shown = False
     for e in reading.events:
         t = tasks.task(e.identity)
@@ -290,13 +297,19 @@ def _plan_check(reading: LogReading, tasks: Tasks, spec: Job) -> Check:
                 views.append(view)
             elif e.detail.endswith(" to FAILED") or e.detail.endswith(" to CANCELED"):
                 view, views = 0, [0]   # F1: the restarted tasks run again
+                named, restarted_after = {}, last    # their next RPCs are for later triggers
         elif e.kind == "trigger":
             plans = {spec.plan(v) for v in views}
             planned[e.checkpoint] = {plan[0] if isinstance(plan, tuple) else 0 for plan in plans}
             last, views = e.checkpoint, [view]
         elif e.kind in ("trigger-task", "trigger-unknown") and t is not None:
             shown = True
-            k = e.checkpoint if e.kind == "trigger-task" else last   # "unknown task" names no id
+            if e.kind == "trigger-task":
+                k = e.checkpoint
+            else:
+                after = named.get(t, restarted_after)
+                k = min((i for i, masks in planned.items() if i > after and any(m >> t & 1 for m in masks)), default=last)
+            named[t] = max(named.get(t, restarted_after), k)
             triggered[k] = triggered.get(k, 0) | 1 << t
     if not shown:
         return Check("trigger-plan", True, "not checked: the log has no TaskExecutor DEBUG trigger lines")

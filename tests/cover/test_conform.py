@@ -463,6 +463,23 @@ def test_a_task_finishing_before_the_restart_is_not_refuted_by_its_next_attempt(
     assert result.conforms, result.first_unexplained
 
 
+def test_a_trigger_rpc_without_an_id_belongs_to_the_oldest_checkpoint_the_task_has_not_seen():
+    """A real run (make test, the demo): checkpoint 4's RPC to short[1] reached the TaskExecutor
+    after short[1] had unregistered, and its "unknown task" line, which names no checkpoint,
+    came after checkpoint 5's trigger line. The trigger-plan check gave it to 5 and reported
+    checkpoint 4 as triggered without short[1] (divergence 32)."""
+    run = RUNS / "join-unknown-task-rpc-after-next-trigger"
+    log = (run / "flink.log").read_text().splitlines()
+    line = lambda text: next(n for n, t in enumerate(log, 1) if text in t)  # noqa: E731
+    short_1 = "682989da4e3b5918a5427ee8767380ff_df253d3619938b6301f2d568e16f802b_1_0"
+    assert line("Triggering checkpoint 4 ") < line("Triggering checkpoint 5 ") < line(f"request for unknown task {short_1}")
+    assert not any("Trigger checkpoint 4@" in t and short_1 in t for t in log)
+    result = _conform(run)
+    assert result.conforms, result.first_unexplained
+    check = next(c for c in result.checks if c.name == "trigger-plan")
+    assert check.ok and check.detail.startswith("13 checkpoints"), check.detail
+
+
 USER_PROTOCOLS = Path(__file__).resolve().parents[2] / "examples" / "user-project" / "src" / "my_checkpointing" / "protocols.py"
 
 

@@ -113,3 +113,14 @@ def test_the_why_of_a_trigger_rpc_that_is_next_does_not_say_another_comes_first(
     why = explain(job, [state], ("trigger-task", t, k))
     assert "comes first" not in why and why.startswith(f"C4: checkpoint {k}'s trigger RPC is the next to reach")
     assert explain(job, [state], ("trigger-task", t, k + 1)).startswith("C2/C4: no trigger RPC of checkpoint")
+
+
+def test_an_unexplained_failover_known_line_gets_a_why_not_a_traceback():
+    """The JobManager's failover line is an observation with no task (``("failover-known",)``);
+    explain() read a task from it and raised IndexError, so conform crashed instead of naming the
+    line (found through the API with a tiny budget on splits-late-coordinator-snapshot)."""
+    from flipcheck.properties.protocol_trace_validation import explain
+
+    job = _job("pair", "aligned")
+    why = explain(job, [initial_state(job)], ("failover-known",))
+    assert why.startswith("F1: the coordinator learned of a failure")
