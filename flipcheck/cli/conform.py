@@ -113,7 +113,8 @@ def configure(parser) -> None:
                         help="checkpointing mode of the run (default: the flink run directory's, else aligned)")
     parser.add_argument("--flink-version", metavar="X.Y.Z",
                         help="the Flink release that wrote the logs, 1.14 to 2.3 (default: the logs' start-up "
-                             "banner's; a MiniCluster log has none: the newest format, older ones where unambiguous)")
+                             "banner's; a MiniCluster log has none: the release its flink run directory's run.json names, else "
+                             "the newest format, older ones where unambiguous)")
     parser.add_argument("--design", type=design, metavar="NAME",
                         help="validate one design only: " + ", ".join(DESIGN_NAMES) + " (default: the protocol, "
                              "and every other design whose lines the logs hold)")

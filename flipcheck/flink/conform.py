@@ -152,6 +152,7 @@ class RunDirectory(NamedTuple):
     status: str | None = None   # Flink's JobStatus at the end (run.json), None when not recorded
     cause: str | None = None
     batch: bool = False         # a --batch run: a BATCH job, which takes no checkpoints
+    flink_version: str | None = None   # the release that ran it (run.json), None when not recorded
 
 
 # spec.json's vertex roles and partitionings, as graph flags and edge patterns.
@@ -178,7 +179,8 @@ def read_run_directory(folder: Path) -> RunDirectory | None:
                 pattern = POINTWISE if i["partitioning"] in _POINTWISE_PARTITIONINGS else ALL_TO_ALL
                 edges.append((str(i["source"]), str(v["id"]), pattern))
         return RunDirectory(folder, JobGraph.build(vertices, edges), dict(run["vertices"]), str(spec["mode"]),
-                            run.get("status"), run.get("cause"), spec.get("batch") is not None)
+                            run.get("status"), run.get("cause"), spec.get("batch") is not None,
+                            (run.get("flink") or {}).get("version"))
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise InputError(str(folder), f"not a readable flipcheck flink run directory: {error}") from None
 
@@ -459,8 +461,9 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     """Validate the run the ``logs`` show against the model built from ``plan`` (and the
     ``run`` directory's flags and output); ``mode`` defaults to the run's, else aligned.
     ``protocol``: a named protocol variant or a user's class spec (``FILE.py:CLASS``).
-    ``flink_version`` (``1.14.6``): the release that wrote the logs (default: their banner's,
-    else the newest format, older ones where unambiguous). ``progress`` gets the search's
+    ``flink_version`` (``1.14.6``): the release that wrote the logs (default: their
+    banner's, else the run directory's ``run.json``, else the newest format, older ones where
+    unambiguous). ``progress`` gets the search's
     :class:`~flipcheck.properties.protocol_trace_validation.SearchProgress` now and then.
     ``design`` (a name of :data:`~flipcheck.flink.design_conformance.DESIGN_NAMES`): validate
     that design only; default: the protocol and every design whose lines the logs hold."""
@@ -488,7 +491,13 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
             release = supported_release(flink_version)
         except ValueError as error:
             raise InputError("--flink-version", str(error)) from None
-    reading = read_logs(logs, release, vertex_names(plan))
+    unbannered = None   # a MiniCluster's log has no banner: the release its run directory names
+    if run is not None and run.flink_version is not None:
+        try:
+            unbannered = supported_release(run.flink_version)
+        except ValueError:
+            unbannered = None
+    reading = read_logs(logs, release, vertex_names(plan), unbannered=unbannered)
     run_designs = {}
     for name, conform_design in others.items():
         verdict = conform_design(reading, run)

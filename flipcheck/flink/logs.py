@@ -131,7 +131,8 @@ PATTERNS = (
             "TaskExecutor.triggerCheckpoint: the RPC that starts a checkpoint on one task"),
     Pattern("trigger-unknown", "TaskExecutor", "DEBUG",
             re.compile(r"TaskManager received a checkpoint request for unknown task (?P<task>\S+?)\.?$"),
-            "TaskExecutor.triggerCheckpoint: a trigger RPC for a task it no longer runs (no checkpoint id logged)"),
+            "TaskExecutor.triggerCheckpoint: a trigger RPC for a task it no longer runs (no checkpoint id logged; "
+            "before 1.20 its 'Trigger checkpoint' line came first and stands for it)", since="1.20"),
     Pattern("barrier", "SingleCheckpointBarrierHandler", "DEBUG",
             re.compile(r"(?P<detail>.*) \((?P<task>\S+)\): Received barrier from channel "
                        r"InputChannelInfo\{gateIdx=(?P<gate>\d+), inputChannelIdx=(?P<channel>\d+)\} @ (?P<checkpoint>\d+)\.?$"),
@@ -367,11 +368,11 @@ def _register_design_lines() -> None:
     design_functions()
 
 
-def parse_log(text: str, file: str = "<log>", release: str | None = None) -> LogReading:
+def parse_log(text: str, file: str = "<log>", release: str | None = None, unbannered: str | None = None) -> LogReading:
     """The recognised events of one log's text, in the file's order; ``release`` (a minor line
-    of :data:`RELEASES`) defaults to the one its banner names."""
+    of :data:`RELEASES`) defaults to the one its banner names, else to ``unbannered``."""
     _register_design_lines()
-    release = release or release_of(text)
+    release = release or release_of(text) or unbannered
     events, entries, unrecognised = [], 0, 0
     for number, time, logger, message, more in _entries(text):
         entries += 1
@@ -404,11 +405,12 @@ def _failures_at_their_time(events: list) -> list:
 
 
 def read_logs(paths: Iterable[str], release: str | None = None,
-              vertex_names: Mapping[str, str] | None = None) -> LogReading:
+              vertex_names: Mapping[str, str] | None = None, *, unbannered: str | None = None) -> LogReading:
     """Every log's events, each file's in its order, files merged by time: JobManager and
     TaskManager logs may be given in any order. ``release``: the minor line the logs are of
     (default: each file's banner's); ``vertex_names``: task name -> Flink job vertex id, for
-    lines that name their task only (the REST plan's names). An unreadable file, or one with no
+    lines that name their task only (the REST plan's names); ``unbannered``: the release of a
+    file with no banner (a MiniCluster's), when known otherwise. An unreadable file, or one with no
     log entry at all, is an :class:`~flipcheck.errors.InputError`."""
     per_file, entries, unrecognised, releases = [], 0, 0, set()
     for path in paths:
@@ -416,7 +418,7 @@ def read_logs(paths: Iterable[str], release: str | None = None,
             text = Path(path).read_text(errors="replace")
         except OSError as error:
             raise InputError(path, f"cannot read the log: {error.strerror or error}") from None
-        reading = parse_log(text, path, release)
+        reading = parse_log(text, path, release, unbannered)
         if reading.entries == 0:
             raise InputError(path, "no Flink log entry (expected lines like "
                                    "'2026-11-25 00:29:14,840 INFO  org.apache.flink... [] - message')")

@@ -271,3 +271,20 @@ def test_a_log_reads_the_same_whichever_modules_a_program_imported_first():
     after_conform = subprocess.run([sys.executable, "-c", "import flipcheck.flink.conform; " + count, str(log)],
                                    capture_output=True, text=True, check=True).stdout
     assert alone == after_conform and "local-found" in alone
+
+
+def test_before_1_20_an_unknown_task_line_is_the_tail_of_the_trigger_line_before_it():
+    """Up to 1.19 TaskExecutor.triggerCheckpoint logs 'Trigger checkpoint <id>@' before it
+    looks the task up, so an 'unknown task' line is the same RPC; from 1.20 on it is the RPC's only
+    line (flip147 facts §4.3). A MiniCluster log has no banner: conform takes the release from
+    the run directory's run.json."""
+    from flipcheck.flink.conform import conform_files
+
+    run = Path(__file__).resolve().parents[1] / "fixtures" / "flink_runs" / "release-1.17.2-chain"
+    log = str(run / "flink.log")
+    unknown = lambda reading: [e for e in reading.events if e.kind == "trigger-unknown"]  # noqa: E731
+    assert len(unknown(read_logs([log], "2.3"))) == 1
+    assert unknown(read_logs([log], unbannered="1.17")) == []
+    assert read_logs([log]).release is None
+    result = conform_files(str(run / "plan.json"), [log])
+    assert result.release == "1.17" and result.conforms
