@@ -59,6 +59,7 @@ J5/C5: no acknowledgement of checkpoint 1 by src[0] is on its way (it has taken 
 
 from __future__ import annotations
 
+import bisect
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
@@ -288,6 +289,7 @@ class _Search:
         self.depth, self.budget, self.window = depth, budget, window
         self.states = 0
         self.full_layers = False                    # see validate()
+        self.failing: dict = {}                     # see validate()
         self.at, self.frontier_size = 0, 1          # the observation being explained, from how many nodes
         self.progress: Callable[[SearchProgress], None] | None = None
         self.progress_every = 2.0
@@ -412,6 +414,8 @@ class _Search:
         if own is not None and own[0] == "closing" and closed >> own[1] & 1:
             closed, own = closed & ~(1 << own[1]), None   # its line came at closing (flip147 facts §4.4)
         elif own == ("failover",) and closed & failing:
+            if label[0] == "fail" and self.failing.get(self._last_failover_before(i), label[1]) != label[1]:
+                return None                                # that line named another task
             own, closed = None, closed & ~failing          # its line came when the task failed
         if label[0] == "fail":
             # F0: what the failed task still owed may never be logged (but a decline it sent).
@@ -450,6 +454,11 @@ class _Search:
             return None
         return own, (nxt, grown, _add(optional, maybe, self.shows)[-MAX_WAITING:], closed)
 
+    def _last_failover_before(self, i: int) -> int | None:
+        """The index of the last failover observation before observation ``i``."""
+        before = bisect.bisect_left(self.failovers, i)
+        return self.failovers[before - 1] if before else None
+
     def _before_closing_line(self, label: tuple, waiting: tuple) -> bool:
         """A step that needs a task to have finished whose closing line still waits: Flink sends
         its EndOfPartition and FINISHED report only after that line (flip147 facts §4.8)."""
@@ -480,9 +489,10 @@ class _Search:
                 left = _remove(optional, o)
                 if left is not None:
                     yield d, path, (s, waiting, left, closed)
-                if o[0] == "notify" and s.tasks[o[1]].phase == FINISHED and s.coordinator.completed >= o[2]:
-                    # The RPC reached the TaskExecutor after the task finished: logged, never
-                    # delivered (flip147 facts §4.3); the model drops it at finish (J7).
+                if o[0] == "notify" and s.tasks[o[1]].phase in (FINISHED, FAILED) and s.coordinator.completed >= o[2]:
+                    # The RPC reached the TaskExecutor after the task finished, or failed (F0): logged,
+                    # never delivered (flip147 facts §4.3, §4.10); the model drops it at finish (J7),
+                    # a failed task takes no step.
                     yield d, path, current
                 failing = 1 << len(job.tasks)
                 if o == ("failover",) and failover(job, s):
@@ -506,6 +516,8 @@ class _Search:
                     # and waits for it afterwards (flip147 facts §4.4); the model's finish follows.
                     yield d, path, (s, waiting, optional, closed | 1 << o[1])
                 for label, nxt, notes, observed in self._moves_of(s, o):
+                    if label[0] == "fail" and self.failing.get(i, label[1]) != label[1]:
+                        continue   # the line names the task that failed
                     after = self._step(current, label, nxt, notes, i + 1, observed)
                     if after is not None and after[0] is not None and _matches(o, after[0]):
                         yield d, path + (label,), after[1]
@@ -622,7 +634,8 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
              depth: int = DEFAULT_DEPTH, budget: int = DEFAULT_BUDGET, window: int = DEFAULT_WINDOW,
              backtrack: int = DEFAULT_BACKTRACK, plans_from: Mapping[int, int] | None = None,
              progress: Callable[[SearchProgress], None] | None = None, progress_every: float = 2.0,
-             where: Callable[[int], str] | None = None, full_layers: bool = False) -> Verdict:
+             where: Callable[[int], str] | None = None, full_layers: bool = False,
+             failing: Mapping[int, int] | None = None) -> Verdict:
     """Whether ``observations`` (in log order) are what some behaviour of ``job`` shows.
     ``visible``: the observation kinds the log can show (default: every kind); steps whose
     observation is of another kind, or a ``(kind, task)`` in ``hidden``, are silent. ``depth``
@@ -633,7 +646,8 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
     plan may come before (a trigger's line follows its plan, flip147 facts §4.1 and §4.9);
     without it a trigger's plan may come up to :data:`EARLY_TRIGGER` - 1 observations before
     its line. ``where(j)`` says where observation ``j`` was logged, for the why (default:
-    ``observation j``).
+    ``observation j``). ``failing`` maps a failover observation's index to the task whose own
+    line it is (its switch to FAILED): F0 explains it only by that task's failure.
 
     The search is breadth-first over the observations and lazy: a silent step is taken only
     when the next observation needs it. When an observation cannot be explained, the last
@@ -651,6 +665,7 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
     is explained by one behaviour, returned as ``behaviour``."""
     shown = frozenset(KINDS if visible is None else visible)
     search = _Search(job, observations, shown, frozenset(hidden), depth, budget, window, plans_from)
+    search.failing = dict(failing or {})
     search.full_layers = full_layers
     search.progress, search.progress_every = progress, progress_every
     frontiers: list = [{(initial_state(job), (), (), 0): ((), ())}]

@@ -274,6 +274,18 @@ def _millis(logged: str) -> int | None:
     return int(moment.timestamp()) * 1000 + int(millis)
 
 
+def failing_tasks(observed: Sequence[tuple], tasks: Tasks) -> dict[int, int]:
+    """For each failover observation a task's own line shows (its switch to FAILED, or the
+    decline its failing snapshot sent first), that task: F0 fails it and no other."""
+    found = {}
+    for j, (o, e) in enumerate(observed):
+        if o == ("failover",) and e.kind in ("task-state", "execution-state", "decline"):
+            t = tasks.task(e.identity)
+            if t is not None:
+                found[j] = t
+    return found
+
+
 def _plan_check(reading: LogReading, tasks: Tasks, spec: Job) -> Check:
     """The tasks each checkpoint was triggered on, against the spec plan on the JobManager's
     view. The coordinator computes the plan before it logs the trigger (flip147 facts §4.1), so
@@ -526,7 +538,8 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
         budget = min(budget, REJECTED_BUDGET)
     verdict = validate(job, observations, visible=sorted(visible & set(KINDS)), hidden=hidden,
                        plans_from=plans_from(observed), budget=budget, progress=progress,
-                       where=lambda j: f"{observed[j][1].file}:{observed[j][1].line}")
+                       where=lambda j: f"{observed[j][1].file}:{observed[j][1].line}",
+                       failing=failing_tasks(observed, tasks))
     first = None
     if verdict.first_unexplained is not None:
         o, e = observed[verdict.first_unexplained]

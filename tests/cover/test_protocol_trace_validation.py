@@ -124,3 +124,35 @@ def test_an_unexplained_failover_known_line_gets_a_why_not_a_traceback():
     job = _job("pair", "aligned")
     why = explain(job, [initial_state(job)], ("failover-known",))
     assert why.startswith("F1: the coordinator learned of a failure")
+
+
+def test_a_completion_notice_logged_for_a_failed_task_is_never_delivered():
+    """TaskExecutor.confirmCheckpoint logs its line before it looks the task up, also for a task
+    that failed (F0) and is not yet cancelled; the task ignores it ("Ignoring checkpoint COMPLETE
+    notification for non-running task", flip147 facts §4.3, §4.10). That line explains itself,
+    as for a finished task: before, every behaviour where the failure came first ended there,
+    and a real run's search (join-failover-finish-before-restart) took 5 million states."""
+    job = _job("pair", "aligned", failures=1)
+    state, observations = initial_state(job), []
+
+    def take(wanted) -> None:
+        nonlocal state, observations
+        label, nxt, notes = next(step for step in every_step(job, state) if wanted(step[0]))
+        own, lagging, optional = observe(job, state, label, notes, nxt)
+        observations += ([own] if own is not None else []) + list(lagging) + list(optional)
+        state = nxt
+
+    while state.coordinator.completed < 1:   # checkpoint 1 completes; its notices are on their way
+        take(lambda label: label[0] not in ("fail", "failover", "notify", "end-of-data"))
+    failed = len(observations)
+    take(lambda label: label == ("fail", 0))   # F0: the source fails
+    take(lambda label: label[0] == "trigger")  # checkpoint 2, declined by the failed source
+    take(lambda label: label[0] == "rpc")
+    assert observations[failed:] == [("failover",), ("trigger", 2), ("trigger-task", 0, 2), ("failed", 2),
+                                     ("decline", 0, 2)]
+    observations += [("notify", 1, 1), ("notify", 0, 1), ("failover-known",)]   # the source's notice last
+    verdict = validate(job, observations, failing={failed: 0})
+    assert verdict.conforms, verdict.why
+    assert ("fail", 0) in verdict.behaviour and ("notify", 0, 1) not in verdict.behaviour
+    # The line of the failure names the task: the sink's failure does not explain the decline.
+    assert not validate(job, observations, failing={failed: 1}).conforms

@@ -18,7 +18,7 @@ from test_conform_lazy_stop import both_ways, finding
 # the wrong order of its end of data (divergence 30): undecided within the budget either way.
 # join-failover-finish-before-restart exhausts the budget (2,004,225 states, 3.5 CPU minutes); it conforms in 5,088,565.
 _TOO_LONG = ("job-server-join-failover-undecided", "faults-join-end-of-input", "diamond-unaligned-eod-before-barrier",
-             "join-failover-finish-before-restart")
+             "join-failover-finish-before-restart", "join-failover-notice-to-failed-task")
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in RUNS.iterdir() if p.is_dir() and p.name not in _TOO_LONG))
