@@ -44,8 +44,8 @@ then the conform checks validate it (a FLIP-147-off run against pre-flip-147, by
 check). A case whose JVM dies or whose job times out is an error row, not a verdict. Needs
 pip install 'flipcheck[flink]' (make install) and a JDK 17; a rerun keeps the finished runs.
 --flink VERSION / --flink-home DIR run the cases on another release (flipcheck flink run --help).
-For example (about 2 minutes on 2 cores; the exit code depends on what the runs show):
-  flipcheck sweep --suite flink --cases 20 --seed 1 --master local[2] --out out/flink
+For example (about a minute on 2 cores; the exit code depends on what the runs show):
+  flipcheck sweep --suite flink --cases 8 --seed 1 --master local[2] --out out/flink
 """
 
 
