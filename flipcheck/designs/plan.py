@@ -355,13 +355,13 @@ def hunt(mutant: Mutant, budget_seconds: float) -> Detection:
     check = lambda graph: check_plan(graph, algorithm(graph))  # noqa: E731
     generate = lambda chooser: generate_job_graph(chooser, max_vertices=5, max_parallelism=4)  # noqa: E731
     wiring = PLAN_CALCULATORS[mutant.variant].wiring
-    sample = _wiring_sample(wiring, random.Random(f"mutant-{mutant.id}"), started) \
-        if wiring is not PLAN_CALCULATORS[PLAN_SUITE.engine].wiring else None
-    if sample is not None:
-        found = sample(0, started + budget_seconds / 4)
+    own_wiring = wiring is not PLAN_CALCULATORS[PLAN_SUITE.engine].wiring
+    sampler = random.Random(f"mutant-{mutant.id}")
+    cases_before = 0
+    if own_wiring:
+        found, cases_before = _wiring_sample(wiring, sampler, started, until=started + budget_seconds / 4)
         if found is not None:
             return found
-    cases_before = sample.pairs if sample is not None else 0
     for driver in (seeded_driver, hypothesis_driver):
         share = (deadline - time.perf_counter()) / 4
         kwargs = {"seed": f"mutant-{mutant.id}"} if driver is seeded_driver else {}
@@ -387,33 +387,31 @@ def hunt(mutant: Mutant, budget_seconds: float) -> Detection:
                 return Detection(True, proof.differences[0].property, "z3", cases_before + number,
                                  time.perf_counter() - started, proof.counterexample.num_tasks, proof.counterexample)
 
-    if sample is not None:
-        found = sample(cases_before - sample.pairs, deadline)
+    if own_wiring:   # the rest of the budget: the same random sequence goes on
+        found, _ = _wiring_sample(wiring, sampler, started, until=deadline, numbered_after=cases_before)
         if found is not None:
             return found
     return Detection(False, seconds=time.perf_counter() - started)
 
 
-def _wiring_sample(wiring, rng: random.Random, started: float):
-    """:func:`hunt`'s wiring driver: ``sample(cases_before, until)`` checks the wiring property on
-    random ``(upstream, downstream)`` parallelisms up to 32768 until a violation (its
-    :class:`Detection`) or ``until`` (None); ``sample.pairs`` counts the pairs checked so far,
-    and a second call goes on with the same random sequence."""
+def _wiring_sample(wiring, rng: random.Random, started: float, until: float, numbered_after: int = 0) -> tuple:
+    """:func:`hunt`'s wiring driver: checks the wiring property on random ``(upstream,
+    downstream)`` parallelisms up to 32768 until a violation or ``until``; ``(its
+    :class:`Detection` or None, the pairs checked)``. The detection's case number counts from
+    ``numbered_after``, the cases every driver checked before."""
     from flipcheck.designs.contract import Detection
     from flipcheck.properties.plan_properties import WIRING_PROPERTY
 
-    def sample(cases_before: int, until: float):
-        while time.perf_counter() < until:
-            upstream = rng.randint(1, 32768)
-            downstream = rng.randint(1, 32768)
-            sample.pairs += 1
-            violations = WIRING_PROPERTY.check(upstream, downstream, wiring)
-            if violations:
-                return Detection(True, violations[0].property, "sweep", cases_before + sample.pairs,
-                                 time.perf_counter() - started, upstream + downstream, (upstream, downstream))
-        return None
-    sample.pairs = 0
-    return sample
+    pairs = 0
+    while time.perf_counter() < until:
+        upstream = rng.randint(1, 32768)
+        downstream = rng.randint(1, 32768)
+        pairs += 1
+        violations = WIRING_PROPERTY.check(upstream, downstream, wiring)
+        if violations:
+            return Detection(True, violations[0].property, "sweep", numbered_after + pairs,
+                             time.perf_counter() - started, upstream + downstream, (upstream, downstream)), pairs
+    return None, pairs
 
 
 def _render_detection(counterexample, variant: str, out_path: str) -> str | None:

@@ -92,7 +92,7 @@ def test_a_variant_with_flinks_wiring_is_not_sampled(monkeypatch):
     import flipcheck.designs.plan as plan_design
     from flipcheck.designs.contract import Mutant
 
-    def sample_called(*args):
+    def sample_called(*args, **kwargs):
         raise AssertionError("the wiring sample ran for a variant with Flink's wiring")
 
     monkeypatch.setattr(plan_design, "_wiring_sample", sample_called)
