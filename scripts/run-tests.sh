@@ -7,9 +7,8 @@
 # that start Spark, a browser or real Flink run one at a time in a second pytest beside them:
 # they mostly wait on JVMs, sockets and sleeps (measured: 535 s of CPU in 889 s, 0.6 of a core),
 # and run one at a time because the order within one process matters to the SparkSession they
-# share (tests/spark/conftest.py). The Spark-only tests go first, while the prefetch fetches
-# chromium and Flink 1.20.0 (for the one live older-release test); the browser and Flink tests
-# wait for it. After them, in the same lane, the tests that
+# share (tests/spark/conftest.py). They first wait for what the prefetch fetches (chromium, and
+# Flink 1.20.0 for the one live older-release test). After them, in the same lane, the tests that
 # patch a compiled module run in the pure build, and the example user project runs from a wheel in
 # a clean venv. The lane's output goes to build/test-phase2.log and is printed once both lanes are
 # done, so the two never interleave in a CI log.
@@ -26,13 +25,9 @@ rm -f "$prefetch.done" "$log.rc"
 prefetch_pid=$!
 
 # The second lane, one step after the other: each step's exit code on a line of "$log.rc".
-# The Spark tests need nothing the prefetch fetches: they run while it downloads.
-( "$bin/python" -m pytest -m "spark and not browser and not flink" --durations=15
-  spark=$?; [ "$spark" -eq 5 ] && spark=0
-  while [ ! -e "$prefetch.done" ]; do sleep 1; done
-  "$bin/python" -m pytest -m "browser or flink" --durations=15
+( while [ ! -e "$prefetch.done" ]; do sleep 1; done
+  "$bin/python" -m pytest -m "spark or browser or flink" --durations=15
   code=$?; [ "$code" -eq 5 ] && code=0
-  [ "$spark" -gt "$code" ] && code=$spark
   # The tests that patch a compiled module, once more in the pure build (tests/cover/compiled_build.py).
   FLIPCHECK_PURE_PYTHON=1 "$bin/python" -m pytest -q -m pure_python tests/cover tests/quality
   code="$code $?"

@@ -589,6 +589,7 @@ def test_the_stored_runs_are_listed_where_the_docs_say():
     assert named == sorted(p.name for p in RUNS.iterdir() if p.is_dir())
 
 
+@patches_compiled("flipcheck.properties.protocol_trace_validation", "task_failure")
 def test_a_checkpoint_completing_after_a_task_failed_needs_the_failure_before_its_handling(monkeypatch):
     """Divergence 24's other face, seen in CI: reader src[0] acknowledged checkpoint 2, then
     failed (the TaskManager's FAILED line, 503); the sink's acknowledgement (513) and the
