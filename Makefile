@@ -29,13 +29,14 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Two lanes side by side (scripts/run-tests.sh says how and why). One: the pure-Python tests on
-# both cores. Two: the tests that start Spark, a browser or real Flink, one at a time (they mostly
-# wait on JVMs: 0.6 of a core), after what only they need is fetched (chromium; Flink 1.20.0 for
-# the one live older-release test: about 250 MB); then the tests that patch a compiled module, once
-# more in the pure build (the `pure_python` marker: tests/cover/compiled_build.py); then flipcheck
-# as a user gets it: a wheel (`python -m build`) installed into a clean venv outside the
-# repository, with the example user project (examples/user-project) whose bug must fail with the
-# full report and whose refactoring must pass (scripts/check_user_project.py; about a minute).
+# both cores; then the tests that patch a compiled module, once more in the pure build (the
+# `pure_python` marker: tests/cover/compiled_build.py); then flipcheck as a user gets it: a wheel
+# (`python -m build`) installed into a clean venv outside the repository, with the example user
+# project (examples/user-project) whose bug must fail with the full report and whose refactoring
+# must pass (scripts/check_user_project.py; about a minute).
+# Two: the tests that start Spark, a browser or real Flink, one at a time (they mostly wait on
+# JVMs: 0.6 of a core), after what only they need is fetched (chromium; Flink 1.20.0 for the one
+# live older-release test: about 250 MB).
 test: install
 	scripts/run-tests.sh $(BIN)
 
