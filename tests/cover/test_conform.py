@@ -547,6 +547,23 @@ def test_a_failed_cheap_check_bounds_the_search_hard(tmp_path, monkeypatch):
     assert result.verdict.states < _states_to_accept("union-state")
 
 
+def test_a_failed_output_check_bounds_the_search_too(tmp_path, monkeypatch):
+    """A record committed twice rejects the run whatever the log shows: the search is capped as
+    for any failed cheap check (a racing diamond run spent a whole search accepting the log)."""
+    from flipcheck.flink import conform as conform_module
+    from flipcheck.flink.suite import alter_run
+
+    budgets = []
+    real_validate = conform_module.validate
+    monkeypatch.setattr(conform_module, "validate", lambda *a, **k: budgets.append(k["budget"]) or real_validate(*a, **k))
+    alter_run(RUNS / "union-state", "committed-twice", tmp_path / "altered")
+    result = _conform(tmp_path / "altered")
+    failing = {c.name for c in result.checks if not c.ok}
+    assert failing == {"committed-output"} and not result.conforms
+    assert budgets == [conform_module.REJECTED_BUDGET]
+    assert _conform(RUNS / "union-state").conforms and budgets[1] == conform_module.DEFAULT_BUDGET
+
+
 def test_log_lines_are_ordered_by_timestamp_whatever_order_the_files_come_in(tmp_path):
     """docs/conformance.md, "How lines are ordered": files are merged by their lines' timestamps;
     within one file its own order is kept, even where a timestamp goes back; lines of the same
