@@ -14,7 +14,10 @@ Two questions a passing exploration leaves open:
   exploration says nothing about it (:func:`vacuity_messages` names a configuration where it does).
 
 The rule count costs a dictionary look-up per step; the override comparison one more successor
-computation per expanded state and override, so it runs only for protocols that override a switch.
+computation per expanded state and override, so it runs only for protocols that override a switch,
+and only in the states whose successors read that switch: the search runs a protocol that notes
+each overridden name it is asked for (:func:`watching`), and a switch no rule read cannot have
+changed a successor (the successors are a function of the state and of what the rules read).
 
 >>> from flipcheck.generators.protocol import example_graph
 >>> from flipcheck.model.protocol import Job, Protocol
@@ -34,6 +37,7 @@ unaligned, records 0, checkpoints 1, failures 0 (examples: flipcheck.generators.
 from __future__ import annotations
 
 import copy
+import inspect
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -42,7 +46,7 @@ from flipcheck.model.protocol.switches import SWITCHES, overridden
 
 from .protocol_properties import check_step
 
-__all__ = ["SWITCHES", "SWITCH_EXAMPLES", "Coverage", "overridden", "with_switch_removed", "covering",
+__all__ = ["SWITCHES", "SWITCH_EXAMPLES", "Coverage", "overridden", "with_switch_removed", "watching", "covering",
            "vacuity_messages", "unfired_rules", "coverage_lines", "rule_coverage_report"]
 
 #: For each switch, the smallest configuration of the exhaustive sweep or the manifest
@@ -112,24 +116,77 @@ def with_switch_removed(job: Job, switch: str) -> Job:
     return other
 
 
-def covering(job: Job, coverage: Coverage):
+class _Noted:
+    """A class attribute that adds its name to ``read`` whenever it is looked up, then gives
+    what the attribute it stands for gives (a boolean, or a method bound to the instance)."""
+
+    def __init__(self, name: str, value, read: set):
+        self.name, self.value, self.read = name, value, read
+
+    def __get__(self, instance, owner=None):
+        self.read.add(self.name)
+        bind = getattr(self.value, "__get__", None)
+        return self.value if bind is None else bind(instance, owner)
+
+
+def watching(job: Job, names, read: set) -> Job:
+    """``job`` with the same protocol, except that looking up any of ``names`` on it adds the
+    name to ``read``. With ``plan`` among them, asking the job for a plan adds them all: the
+    job caches the plan of each view (C2), so a state may use a plan without the protocol being
+    asked, and an overridden ``plan`` may have read any switch when it was made.
+
+    >>> from flipcheck.generators.protocol import example_graph
+    >>> class NoWait(Protocol):
+    ...     wait_for_pending_checkpoints = False
+    >>> read = set()
+    >>> watched = watching(Job(example_graph("pair"), protocol=NoWait()), ["wait_for_pending_checkpoints"], read)
+    >>> watched.protocol.wait_for_pending_checkpoints, sorted(read)
+    (False, ['wait_for_pending_checkpoints'])
+    """
+    cls = type(job.protocol)
+    noted = {name: _Noted(name, inspect.getattr_static(cls, name), read) for name in names}
+    other = copy.copy(job)
+    other.protocol = type(f"{cls.__name__}Watched", (cls,), noted)()
+    if "plan" in noted:
+        planned = other.plan
+
+        def plan(known_finished: int):
+            read.update(noted)
+            return planned(known_finished)
+        other.plan = plan
+    return other
+
+
+# The override a Job reads once, when it is made (its after_finished), so a state uses it
+# without asking: compared in every state.
+_READ_BY_JOB_ONLY = "checkpoints_after_tasks_finished"
+
+
+def covering(job: Job, coverage: Coverage, compare_every_state: bool = False):
     """The explorer's ``successors`` for ``job`` (steps with their violations, as
     :func:`~.protocol_explore.search_functions` has them) that also fills ``coverage`` for each
-    state it expands."""
+    state it expands. ``compare_every_state``: compute the successors without each override in
+    every state, not only where the override was read (the same counts; for tests)."""
     switches = overridden(job.protocol)
     bases = [(name, with_switch_removed(job, name)) for name in switches]
     coverage.overrides.update({name: 0 for name in switches})
     count = coverage.rules
+    read: set = set()
+    always = set(switches) if compare_every_state else {name for name in switches if name == _READ_BY_JOB_ONLY}
+    searched = watching(job, switches, read) if bases else job
 
     def step(state):
         coverage.states += 1
         mine = []
-        for label, nxt, notes in successors(job, state):
+        read.clear()
+        for label, nxt, notes in successors(searched, state):
             count.update(rules_of(job, state, label, notes, nxt))
             if bases:
                 mine.append((label, nxt))
             yield label, nxt, (check_step(job, state, label, notes, nxt) if notes else ())
         for name, base in bases:
+            if name not in read and name not in always:
+                continue   # no rule asked for it here: without the override, the same successors
             theirs = [(label, nxt) for label, nxt, _ in successors(base, state)]
             # The lists first: successors come in a fixed order, and two successors of one state
             # share most of their parts, which == skips by identity while a hash walks them all

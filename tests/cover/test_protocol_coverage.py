@@ -241,3 +241,45 @@ def test_batch_recovery_verify_configurations_fire_every_rule():
     from flipcheck.properties.batch_recovery_explore import explore_job as explore_batch
 
     assert _unfired_actions(batch_recovery.EXPLORATION_CONFIGS, explore_batch, BATCH_RULES) == []
+
+
+# -- the override comparison runs only where the override was read -----------------------------
+
+from flipcheck.model.protocol import initial_state  # noqa: E402
+from flipcheck.properties.protocol_coverage import covering  # noqa: E402
+from flipcheck.reference_impl.protocol_variants import protocol_class  # noqa: E402
+
+
+def _coverage_of_first_states(job: Job, compare_every_state: bool, bound: int = EXAMPLE_STATES) -> Coverage:
+    """Coverage of the first ``bound`` states breadth-first, the explorer's way of calling
+    ``covering``'s successors (every successor of a state taken before the next state)."""
+    coverage = Coverage()
+    step = covering(job, coverage, compare_every_state)
+    first = initial_state(job)
+    seen, frontier = {first}, [first]
+    while frontier and len(seen) < bound:
+        state = frontier.pop(0)
+        for _, nxt, _ in step(state):
+            if nxt not in seen:
+                seen.add(nxt)
+                frontier.append(nxt)
+    return coverage
+
+
+OVERRIDING = ([(switch, type("Flipped", (Protocol,), {switch: not getattr(Protocol, switch)})) for switch in BOOLEANS]
+              + [(method, type("Changed", (Protocol,), {method: CHANGED_RULES[method]})) for method in sorted(CHANGED_RULES)]
+              + [("plan", protocol_class(name)) for name in ("trigger-sources-only", "wiki-b-trigger")])
+
+
+@pytest.mark.parametrize("switch,protocol", OVERRIDING, ids=[f"{s}-{p.__name__}" for s, p in OVERRIDING])
+def test_comparing_only_where_the_override_was_read_counts_the_same(switch, protocol):
+    """A switch no rule read while a state's successors were computed cannot have changed them:
+    the counts equal those of comparing in every state, on the configuration where the switch
+    matters (for plan, the twin graph the trigger variants need)."""
+    graph, mode, records, checkpoints, failures, stop = SWITCH_EXAMPLES.get(switch, ("twin", "aligned", 1, 1, 0, False))
+    job = Job(example_graph(graph), mode=mode, records=records, checkpoints=checkpoints, failures=failures,
+              stop_with_savepoint=stop, protocol=protocol())
+    bound = EXAMPLE_STATES if switch in SWITCH_EXAMPLES else 5 * EXAMPLE_STATES   # a plan differs once a task finished
+    watched, every = (_coverage_of_first_states(job, compare, bound) for compare in (False, True))
+    assert watched.overrides == every.overrides and watched.rules == every.rules
+    assert every.overrides[switch] > 0
