@@ -293,14 +293,16 @@ def _plan_check(reading: LogReading, tasks: Tasks, spec: Job) -> Check:
     in between.
 
     An RPC that reached a task no longer running logs no checkpoint id (flip147 facts §4.3). It
-    belongs to the oldest checkpoint, triggered after the last one this task's RPC lines named,
-    whose plan may hold the task: a task's RPCs arrive in the order of their ids, and the next
-    trigger's line may come first (divergence 32)."""
+    belongs to the oldest checkpoint, triggered after the last one the RPC lines of the same
+    execution attempt named, whose plan may hold the task: an attempt's RPCs arrive in the
+    order of their ids, and the next trigger's line may come first (divergence 32). An attempt
+    first seen after a failover runs from the restart, so its first RPC is for a trigger after
+    the failover; a late RPC to the attempt that failed belongs before it."""
     view, last = 0, 0
     views: list = [0]                  # the views since the previous trigger line
     planned: dict[int, set] = {}
     triggered: dict[int, int] = {}
-    named: dict[int, int] = {}         # per task, the last checkpoint its RPC lines belong to
+    named: dict[tuple, int] = {}       # per (task, attempt), the last checkpoint its RPC lines belong to
     restarted_after = 0                # the last trigger before the latest failover
     shown = False
     for e in reading.events:
@@ -311,19 +313,22 @@ def _plan_check(reading: LogReading, tasks: Tasks, spec: Job) -> Check:
                 views.append(view)
             elif e.detail.endswith(" to FAILED") or e.detail.endswith(" to CANCELED"):
                 view, views = 0, [0]   # F1: the restarted tasks run again
-                named, restarted_after = {}, last    # their next RPCs are for later triggers
+                restarted_after = last
+                # An attempt the log does not number cannot be told from its restart.
+                named = {key: k for key, k in named.items() if key[1] is not None}
         elif e.kind == "trigger":
             plans = {spec.plan(v) for v in views}
             planned[e.checkpoint] = {plan[0] if isinstance(plan, tuple) else 0 for plan in plans}
             last, views = e.checkpoint, [view]
         elif e.kind in ("trigger-task", "trigger-unknown") and t is not None:
             shown = True
+            attempt = (t, e.identity.attempt)
             if e.kind == "trigger-task":
                 k = e.checkpoint
             else:
-                after = named.get(t, restarted_after)
+                after = named.get(attempt, restarted_after)
                 k = min((i for i, masks in planned.items() if i > after and any(m >> t & 1 for m in masks)), default=last)
-            named[t] = max(named.get(t, restarted_after), k)
+            named[attempt] = max(named.get(attempt, restarted_after), k)
             triggered[k] = triggered.get(k, 0) | 1 << t
     if not shown:
         return Check("trigger-plan", True, "not checked: the log has no TaskExecutor DEBUG trigger lines")

@@ -480,6 +480,29 @@ def test_a_trigger_rpc_without_an_id_belongs_to_the_oldest_checkpoint_the_task_h
     assert check.ok and check.detail.startswith("13 checkpoints"), check.detail
 
 
+def test_a_late_rpc_to_the_attempt_that_failed_belongs_before_the_failover(tmp_path):
+    """join-failover, altered: checkpoint 3's RPC to short[1]'s first attempt is logged as an
+    "unknown task" line after checkpoint 4 was triggered on the restarted attempts (the race of
+    divergence 32 across a failover). It is checkpoint 3's: the attempt that failed got only RPCs
+    of triggers before the failover. Keyed by task alone, it went to 4 and checkpoint 3 read as
+    triggered without short[1]."""
+    run = tmp_path / "run"
+    shutil.copytree(RUNS / "join-failover", run)
+    lines = (run / "flink.log").read_text().splitlines(keepends=True)
+    old_attempt = "53f40c4fb2082af3f1fa40d8fcb31fe1_df253d3619938b6301f2d568e16f802b_1_0"
+    rpc = next(i for i, line in enumerate(lines) if "Trigger checkpoint 3@" in line and old_attempt in line)
+    fourth = next(i for i, line in enumerate(lines) if "Triggering checkpoint 4 " in line)
+    stamp = lines[fourth][:23]
+    late = (f"{stamp} DEBUG org.apache.flink.runtime.taskexecutor.TaskExecutor           [] - "
+            f"TaskManager received a checkpoint request for unknown task {old_attempt}.\n")
+    lines.insert(fourth + 1, late)
+    del lines[rpc]
+    (run / "flink.log").write_text("".join(lines))
+    result = _conform(run, budget=1_000)   # the end-to-end checks do not depend on the search
+    check = next(c for c in result.checks if c.name == "trigger-plan")
+    assert check.ok and check.detail.startswith("10 checkpoints"), check.detail
+
+
 USER_PROTOCOLS = Path(__file__).resolve().parents[2] / "examples" / "user-project" / "src" / "my_checkpointing" / "protocols.py"
 
 
