@@ -6,7 +6,8 @@ Every session flipcheck starts:
 * in local modes, or against a master on the loopback interface, binds the driver to
   127.0.0.1 (``spark.driver.host`` / ``spark.driver.bindAddress``, ``SPARK_LOCAL_IP``) and runs
   executors with this Python (``PYSPARK_PYTHON``, unless already set), so nothing listens on
-  a public interface and executors import this flipcheck;
+  a public interface and executors import this flipcheck; its driver JVM runs the JIT's first
+  tier only (``spark.driver.extraJavaOptions``, unless ``--conf`` sets it): it only schedules;
 * sends the JVM's console output (log4j, warnings) to a log file instead of the terminal, and
   keeps the log level at ERROR.
 
@@ -373,6 +374,8 @@ def start_spark(master: str = DEFAULT_MASTER, app_name: str = "flipcheck", log_p
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
+    from flipcheck.flink.engine import QUICK_JIT
+
     existed = SparkContext._active_spark_context is not None   # getOrCreate will hand us that one
 
     local = is_local_master(master)
@@ -386,6 +389,9 @@ def start_spark(master: str = DEFAULT_MASTER, app_name: str = "flipcheck", log_p
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         settings.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
+        # The local JVM only schedules and moves rows (the cases run in Python workers): the JIT's
+        # first tier, as for Flink's JVMs (flipcheck.flink.engine.QUICK_JIT); --conf overrides it.
+        settings["spark.driver.extraJavaOptions"] = QUICK_JIT
     settings.update(conf or {})
     settings["spark.ui.enabled"] = "false"  # never an open port, whatever --conf says
     builder = SparkSession.builder.master(master).appName(app_name)
