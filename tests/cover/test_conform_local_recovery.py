@@ -54,6 +54,9 @@ def _restores(result) -> dict[str, str]:
     ("local-recovery-empty-plan", {"count[0]": "primary", "count[1]": "primary"}),
     # A TaskManager loss whose discards at the job's end follow their slot's release (below).
     ("local-recovery-discard-after-release", {"count[0]": "local copy", "count[1]": "primary"}),
+    # src[1], on the TaskManager being lost, logs its local store of checkpoint 10 after the loss
+    # (Flink logs a store before it checks that the store is disposed; below).
+    ("local-recovery-store-line-after-taskmanager-loss", {"count[0]": "local copy", "count[1]": "primary"}),
 ])
 def test_a_stored_local_recovery_run_conforms_and_restores_from_the_copy_the_model_says(name, expected):
     result = _local(RUNS / name)
@@ -64,10 +67,29 @@ def test_a_stored_local_recovery_run_conforms_and_restores_from_the_copy_the_mod
 
 
 @pytest.mark.parametrize("name", ["local-recovery-task", "local-recovery-taskmanager-loss", "local-recovery-damaged-copy",
-                                  "local-recovery-discard-after-release"])
+                                  "local-recovery-discard-after-release", "local-recovery-store-line-after-taskmanager-loss"])
 def test_a_local_recovery_run_conforms_to_flip_147_too(name):
     result = conform_files(str(RUNS / name / "plan.json"), [str(RUNS / name / "flink.log")])
     assert result.conforms, (result.first_unexplained, [c for c in result.checks if not c.ok])
+
+
+def test_a_store_line_after_its_taskmanager_was_lost_is_a_late_store_the_model_discards():
+    """A real run (make test, 2026-11-26): the fault line that terminates the TaskManager of
+    count[1] and src[1] comes first (the model disposes its stores there, L4); src[1]'s snapshot
+    of checkpoint 10 is still finishing and its "Stored local state" line follows. Flink logs that
+    line before storeLocalState looks at ``disposed`` (2.3.0 bytecode), and the model discards a
+    store that comes after the disposal at once (L4): a behaviour of the model. conform asked for
+    a live store and rejected the run; the search stays as small as before (one state a line)."""
+    run = RUNS / "local-recovery-store-line-after-taskmanager-loss"
+    log = (run / "flink.log").read_text().splitlines()
+    line = lambda text: next(n for n, t in enumerate(log, 1) if text in t)  # noqa: E731
+    lost = line("flipcheck fault lose-taskmanager: terminating TaskManager")
+    stored = line("Stored local state for checkpoint 10 in subtask (cefce378265f26fef7e9e5be9dcd8a58 - "
+                  "f362c87ffabe89c8a91fa7d0a523ba6c - 1)")
+    assert lost < stored
+    result = _local(run)
+    assert result.conforms, (result.first_unexplained, [c for c in result.checks if not c.ok])
+    assert f"({result.events + 1} states)" in result.checks[0].detail
 
 
 def test_the_empty_plan_is_the_jobs_initializing_placeholder_and_conform_says_so():
