@@ -157,10 +157,11 @@ def _step(branch: _Branch, o: tuple, damaged: set) -> list[tuple[_Branch | None,
         # aborted, replaced, or the store disposed: TaskLocalStateStoreImpl.dispose), so it may
         # come after the store's disposal. So may a store, a confirmation or an abort: Flink logs
         # each before it looks at the store (a store checks ``disposed`` only after its line, and
-        # discards the late copy: L4; recovery facts §2.4, logging order), and a lost TaskManager's tasks finish
-        # their snapshots while it shuts down. A restore needs a live store. A line is about a live
-        # store of the subtask when it has one (branching over its disposed ones too multiplied the
-        # search: 320 -> 228,333 states on local-recovery-taskmanager-loss).
+        # discards the late copy: L4; recovery facts §2.4, logging order), and a lost
+        # TaskManager's tasks finish their snapshots while it shuts down. A restore needs a live
+        # store. A line is about a live store of the subtask when it has one (branching over its
+        # disposed ones too multiplied the search: 320 -> 228,333 states on
+        # local-recovery-taskmanager-loss).
         every = [key for key, _ in branch.stores if key[1:] == (v, s)]
         keys = every if kind == "discarded" else (_live(branch, v, s) or ([] if kind == "retrieved" else every))
         if not keys:
