@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Iterable
 
 from flipcheck.errors import InputError
-from flipcheck.flink.engine import QUICK_JIT, FlinkRunError, compile_classes, flink_lib, java_tools
+from flipcheck.flink.engine import FlinkRunError, compile_classes, flink_lib, java_tools
 from flipcheck.flink.releases import FlinkInstall
 
 __all__ = ["HARNESS_SOURCE", "HARNESS_CLASS", "HARNESS_TIMEOUT_SECONDS", "MAX_SEQUENCE_BYTES", "OUTPUT_FIELDS",
@@ -163,7 +163,7 @@ def run_component(sequences: Iterable, flink: FlinkInstall | None = None,
         flink = FlinkInstall(version, lib, "venv")
     classes, compile_seconds = compile_classes(javac, flink.version, flink.lib, [HARNESS_SOURCE], _HARNESS_MARK)
     # Log4j's default configuration would print Flink's ERROR lines on stdout, among the JSON.
-    command = [java, "-Xmx256m", QUICK_JIT, "-Dorg.apache.logging.log4j.level=OFF",
+    command = [java, "-Xmx256m", "-Dorg.apache.logging.log4j.level=OFF",
                "-cp", f"{classes}{os.pathsep}{flink.lib / '*'}", HARNESS_CLASS]
     started = time.perf_counter()
     try:
