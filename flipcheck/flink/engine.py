@@ -89,7 +89,6 @@ __all__ = [
     "log4j_properties",
     "LOG_LAYOUT",
     "HEAP",
-    "QUICK_JIT",
     "committed_records",
     "run_summary",
     "run_graph",
@@ -168,10 +167,6 @@ JOB_TIMEOUT_SECONDS = 600
 # every attempt ends soon.
 RESTART_ATTEMPTS = 3
 HEAP = "-Xmx512m"
-# The JIT's first tier only: a job runs for seconds, and the second tier's compiling cost more CPU
-# than it saved (measured 2026-11-26, join.json through `flipcheck flink run`, 2 cores: 6.5 -> 4.1 s
-# of CPU, 4.8 -> 3.9 s of wall time). Its timing is Flink's own either way: nothing waits on it.
-QUICK_JIT = "-XX:TieredStopAtLevel=1"
 LOG_LAYOUT = "%d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n"
 
 
@@ -749,7 +744,7 @@ def run_graph(graph: JobGraph, out: Path, *, timeout_seconds: float = JOB_TIMEOU
         classes, compile_seconds = compile_job(javac, version, lib)
         (out / "log4j2.properties").write_text(log4j_properties(
             log_file.resolve(), DEBUG_LOGGERS + (BATCH_DEBUG_LOGGERS if spec["batch"] is not None else ())))
-        command = [java, HEAP, QUICK_JIT, *JVM_OPENS, f"-Dlog4j.configurationFile={(out / 'log4j2.properties').resolve()}",
+        command = [java, HEAP, *JVM_OPENS, f"-Dlog4j.configurationFile={(out / 'log4j2.properties').resolve()}",
                    "-cp", f"{classes}{os.pathsep}{lib / '*'}", MAIN_CLASS, str((out / "spec.json").resolve())]
         started = time.perf_counter()
         reported, marks = _run_jvm(command, out, timeout_seconds)

@@ -48,7 +48,7 @@ import time
 from pathlib import Path
 
 from flipcheck.errors import UsageError
-from flipcheck.flink.engine import (DEBUG_LOGGERS, HEAP, QUICK_JIT, JAVA_SOURCE, JVM_OPENS, LOG_LAYOUT, FlinkInstall,
+from flipcheck.flink.engine import (DEBUG_LOGGERS, HEAP, JAVA_SOURCE, JVM_OPENS, LOG_LAYOUT, FlinkInstall,
                                     FlinkRunError, compile_job, flink_lib, java_tools, log4j_properties, reported_line)
 
 __all__ = ["JobServer", "SERVER_SOURCE", "SERVER_CLASS", "DISABLE_ENV", "START_TIMEOUT_SECONDS", "shared_server",
@@ -129,7 +129,7 @@ class JobServer:
         classes, _ = compile_job(javac, version, lib, (SERVER_SOURCE,), f"{SERVER_CLASS}.class")
         properties = workdir / "log4j2.properties"
         properties.write_text(log4j_properties(None, DEBUG_LOGGERS))
-        return [java, HEAP, QUICK_JIT, *JVM_OPENS, f"-Dlog4j.configurationFile={properties}",
+        return [java, HEAP, *JVM_OPENS, f"-Dlog4j.configurationFile={properties}",
                 f"-Dflipcheck.log.pattern={LOG_LAYOUT}", "-cp", f"{classes}{os.pathsep}{lib / '*'}", SERVER_CLASS]
 
     def _start(self) -> None:
