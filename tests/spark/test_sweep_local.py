@@ -133,7 +133,7 @@ def test_a_command_run_in_process_leaves_its_callers_session_running(spark):
 def test_the_local_jvm_runs_the_jits_first_tier_only(spark):
     """The local JVM schedules and moves rows; the cases run in Python workers. Its JIT's first
     tier only (measured: a sweep of 500 cases per suite, 23.7 -> 16.8 s of CPU on the machine)."""
-    from flipcheck.flink.engine import QUICK_JIT
+    from flipcheck.sweep.spark import LOCAL_DRIVER_JIT
 
     arguments = list(spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
-    assert QUICK_JIT in arguments, arguments
+    assert LOCAL_DRIVER_JIT in arguments, arguments
