@@ -518,8 +518,8 @@ def configuration_line(entry: dict) -> str:
     """One configuration of ``explore``'s ``detail["configurations"]`` as the reports say it.
 
     >>> configuration_line({"graph": "twin", "mode": "unaligned", "records": 0, "checkpoints": 1, "failures": 0,
-    ...                     "stop_with_savepoint": False, "states": 9531, "complete": True, "violated": []})
-    'searched: twin graph, unaligned, records 0, checkpoints 1, failures 0: 9,531 states'
+    ...                     "stop_with_savepoint": False, "states": 11148, "complete": True, "violated": []})
+    'searched: twin graph, unaligned, records 0, checkpoints 1, failures 0: 11,148 states'
     """
     graph = "your graph" if entry["graph"] == "given" else f"{entry['graph']} graph"
     line = (f"{graph}, {entry['mode']}, records {entry['records']}, checkpoints {entry['checkpoints']}, "

@@ -779,13 +779,17 @@ def impossible_observation(observations: Sequence[tuple]) -> tuple[int, str] | N
 
 def every_step(job: Job, s: JobState) -> Iterator[tuple]:
     """The model's steps from ``s`` (:func:`~flipcheck.model.protocol.successors`), and past the
-    job's end what is still on its way: FINISHED reports (C1), a trigger of the timer on a view
-    that has not yet learned every task finished (C3p; its RPCs reach finished tasks), trigger
-    RPCs that the finished tasks decline (C4), and the coordinator's suspension (C8). The same
-    steps :meth:`_Search.children` may match an observation with, so a behaviour found replays."""
+    job's end what is still on its way: FINISHED reports (C1), acknowledgements the tasks sent
+    before they finished (C5, while a checkpoint is pending: afterwards they change nothing), a
+    trigger of the timer on a view that has not yet learned every task finished (C3p; its RPCs
+    reach finished tasks), trigger RPCs that the finished tasks decline (C4), and the
+    coordinator's suspension (C8). The same steps :meth:`_Search.children` may match an
+    observation with, so a behaviour found replays."""
     yield from successors(job, s)
     if all(ts.phase == FINISHED for ts in s.tasks):
         late = [step for t in range(len(job.tasks)) for step in receive_trigger_rpc(job, s, t)]
+        if s.coordinator.pending is not None:
+            late += [step for t in range(len(job.tasks)) for step in receive_acknowledgement(job, s, t)]
         for label, step in receive_finished_reports(job, s) + trigger(job, s) + late + suspend_at_job_end(job, s):
             yield label, step.freeze(), tuple(step.notes)
 

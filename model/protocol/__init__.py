@@ -64,6 +64,10 @@ Sources and tasks (:mod:`.tasks`)
   least as new as its final one completed (flip147 facts §3.1 ``afterInvoke``), and no checkpoint of it
   is pending (seed "Do Not Cancel Pending Checkpoint on Finish"; flip147 facts §3.1
   ``waitForPendingCheckpoints``); tasks with inputs also need EndOfPartition on every input.
+  Pending means until the acknowledgement is *sent*: the asynchronous part sends it and does not
+  wait for the coordinator (flip147 facts §4.4), so a task whose acknowledgements are all it waits
+  for finishes with them on their way; the coordinator may take them after the task finished
+  (C5), or never, when the job ended first (C8; flip147 facts §4.13).
   Finishing sends EndOfPartition downstream and a FINISHED report to the coordinator; a sink
   aborts its open transaction (``close()``), and pre-committed transactions it still holds stay
   pending in the external system: a finished task is never notified again. With FLIP-147 off the

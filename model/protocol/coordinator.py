@@ -32,10 +32,11 @@ __all__ = [
 
 
 def receive_acknowledgement(job: Job, s: JobState, t: int) -> Steps:
-    """J5/C5: the oldest acknowledgement of a running task reaches the coordinator (asynchronously,
-    after the snapshot); the last one awaited completes the checkpoint."""
+    """J5/C5: the oldest acknowledgement of a running task, or one a task sent before it finished
+    (J7), reaches the coordinator (asynchronously, after the snapshot); the last one awaited
+    completes the checkpoint."""
     ts = s.tasks[t]
-    if not ts.active or not ts.outbox:
+    if not (ts.active or ts.phase == FINISHED) or not ts.outbox:
         return []
     n = Step(job, s)
     (k, snapshot), rest = ts.outbox[0], ts.outbox[1:]

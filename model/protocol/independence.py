@@ -391,8 +391,6 @@ def _finish_enablers(job: Job, s: JobState, t: int, own_inputs: tuple) -> tuple 
         return own_inputs
     if not job.after_finished:
         return ()
-    if p.wait_for_pending_checkpoints and ts.outbox:  # only its acknowledgement empties it (C5)
-        return (("ack", t),)
     if p.wait_for_final_checkpoint and ts.final_min and ts.notified < ts.final_min:
         return (("notify", t),)  # J8: only a notification moves ``notified``
     if p.wait_for_end_of_data_acks and ts.acked != (1 << len(job.tasks[t].outputs)) - 1:

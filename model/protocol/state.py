@@ -75,7 +75,7 @@ class TaskState(NamedTuple):
     final_min: int = 0         # finalCheckpointMinId; 0 = not yet
     notified: int = 0          # newest completed checkpoint this task was notified of
     snapshot: Any = None       # (id, Snapshot) triggered, waiting for barriers (unaligned); or None
-    outbox: tuple = ()         # ((id, Snapshot), ...) acknowledgements not yet at the coordinator
+    outbox: tuple = ()         # ((id, Snapshot), ...) acknowledgements not yet at the coordinator (J5; J7: a FINISHED task's were sent)
     txn: Any = None            # two-phase-commit sink: records of the open transaction; None: none open
     precommitted: tuple = ()   # two-phase-commit sink: ((id, records), ...) not yet committed
     #                            (Sink V2: the committables its committer holds)
@@ -97,7 +97,7 @@ class TaskState(NamedTuple):
     @property
     def checkpoint_pending(self) -> bool:
         """A checkpoint of this task is still under way here: a snapshot waiting for barriers,
-        or an acknowledgement not yet at the coordinator (J5; what J7 waits for)."""
+        or an acknowledgement not yet at the coordinator (J5; J7 waits until it was sent)."""
         return self.snapshot is not None or bool(self.outbox)
 
     @property

@@ -105,24 +105,45 @@ def finish(job: Job, s: JobState, t: int) -> Steps:
     flip147 facts §4.7; a variant declines them), sends EndOfPartition downstream and its
     FINISHED report to the coordinator (C1: it arrives later). A sink's ``close()`` aborts its
     open transaction; the pre-committed ones stay pending: a finished task is never notified
-    again."""
-    if not s.tasks[t].active or not job.protocol.may_finish(job, s, t):
+    again. A task that waits for nothing but the acknowledgements in its outbox finishes once
+    they were sent: it waits for its snapshots' asynchronous parts, which send them without
+    waiting for the coordinator (flip147 facts §4.4, §4.13); they stay on their way (C5 may
+    take them later, or never: C8)."""
+    if not s.tasks[t].active:
+        return []
+    sent = _sent_when_finishing(job, s, t)
+    if sent is None:
         return []
     n = Step(job, s)
     ts = n.tasks[t]
-    cancelled = tuple(k for k, _ in ts.outbox) + ((ts.snapshot[0],) if ts.snapshot is not None else ())
+    cancelled = () if sent else tuple(k for k, _ in ts.outbox)
+    cancelled += (ts.snapshot[0],) if ts.snapshot is not None else ()
     if cancelled:
         n.notes.append(("cancelled", t, cancelled))
         if job.after_finished:  # a variant cancels; FLIP-147 off drops silently (flip147 facts §4.7)
             for k in cancelled:
                 decline(n, t, k, TASK_CLOSING)
     left = ts.precommitted + ts.recovered
-    n.tasks[t] = FINISHED_TASK._replace(precommitted=left) if left else FINISHED_TASK
+    n.tasks[t] = FINISHED_TASK._replace(precommitted=left, outbox=sent) if left or sent else FINISHED_TASK
     n.broadcast(t, END_OF_PARTITION_MSG)
     n.coord = n.coord._replace(finished_reports=n.coord.finished_reports | 1 << t)
     n.notifications = replaced(n.notifications, t, 0)  # notifications to a finished task are dropped
     n.notes.append(("finished", t))
     return [(("finish", t), n)]
+
+
+def _sent_when_finishing(job: Job, s: JobState, t: int) -> tuple | None:
+    """J7: None when running task ``t`` may not finish; else the acknowledgements it sends first:
+    none when its protocol lets it finish as it is, its whole outbox when the protocol would once
+    they had left (FLIP-147's ``waitForPendingCheckpoints`` waits until the asynchronous parts
+    sent them, flip147 facts §4.4)."""
+    if job.protocol.may_finish(job, s, t):
+        return ()
+    ts = s.tasks[t]
+    if not ts.outbox:
+        return None
+    left = s._replace(tasks=replaced(s.tasks, t, ts._replace(outbox=())))
+    return ts.outbox if job.protocol.may_finish(job, left, t) else None
 
 
 def receive_notification(job: Job, s: JobState, t: int) -> Steps:

@@ -59,6 +59,27 @@ def test_with_flip_147_off_a_finishing_task_drops_its_snapshot_without_declining
     assert ("ack", SRC, 1) not in _labels(job, finished)
 
 
+@pytest.mark.parametrize("variant", ["flip-147", "cancel-pending-on-finish"])
+def test_a_task_finishes_once_its_acknowledgement_was_sent_not_handled(variant):
+    """J7 (flip147 facts §4.4, §4.13; divergence 36): a task whose only wait is the
+    acknowledgement in its outbox finishes with it on its way; the coordinator takes it later
+    (C5), or never when the job ends first. A variant that does not wait cancels it."""
+    job = make_job(example_graph("pair"), variant, records=0, periodic_timer=True)
+    waiting = run(job, BOTH_ENDED + [("trigger", 1), ("rpc", SRC, 1), ("ack", SRC, 1), ("receive", SINK, 0, ("B", 1)),
+                                     ("ack", SINK, 1), ("notify", SRC, 1), ("trigger", 2), ("rpc", SRC, 2)])
+    assert [k for k, _ in waiting.tasks[SRC].outbox] == [2]
+    notes = _notes(job, waiting, ("finish", SRC))
+    finished = run(job, [("finish", SRC)], waiting)
+    if variant == "flip-147":
+        assert not [n for n in notes if n[0] in ("cancelled", "aborted")]
+        assert [k for k, _ in finished.tasks[SRC].outbox] == [2]
+        handled = run(job, [("ack", SRC, 2)], finished)
+        assert handled.coordinator.pending.acked == 1 << SRC and handled.tasks[SRC].outbox == ()
+    else:
+        assert ("cancelled", SRC, (2,)) in notes and finished.tasks[SRC].outbox == ()
+        assert ("ack", SRC, 2) not in _labels(job, finished)
+
+
 def test_the_trigger_believing_every_task_ended_is_noted():
     job = make_job(example_graph("pair"), records=0)
     state = run(job, BOTH_ENDED)
