@@ -133,6 +133,20 @@ def _end_restore(branch: _Branch, v: str, s: int, damaged: set) -> tuple[_Branch
     return branch._replace(restoring=_put(branch.restoring, (v, s), None), restores=branch.restores + (summary,)), ""
 
 
+def _stores_a_line_may_be_about(branch: _Branch, kind: str, v: str, s: int) -> list:
+    """The stores of subtask ``(v, s)`` a ``kind`` line may be about. A discard: any of them. A
+    restore: a live one only. A store, confirmation or abort: the live one when there is one
+    (branching over the disposed ones too multiplied the search: 320 -> 228,333 states on
+    local-recovery-taskmanager-loss), else any disposed one (divergence 34)."""
+    every = [key for key, _ in branch.stores if key[1:] == (v, s)]
+    if kind == "discarded":
+        return every
+    live = _live(branch, v, s)
+    if live or kind == "retrieved":
+        return live
+    return every
+
+
 def _step(branch: _Branch, o: tuple, damaged: set) -> list[tuple[_Branch | None, str]]:
     """Every successor of ``branch`` explaining ``o`` (a dead one: ``(None, why)``)."""
     kind = o[0]
@@ -159,11 +173,8 @@ def _step(branch: _Branch, o: tuple, damaged: set) -> list[tuple[_Branch | None,
         # each before it looks at the store (a store checks ``disposed`` only after its line, and
         # discards the late copy: L4; recovery facts §2.4, logging order), and a lost
         # TaskManager's tasks finish their snapshots while it shuts down. A restore needs a live
-        # store. A line is about a live store of the subtask when it has one (branching over its
-        # disposed ones too multiplied the search: 320 -> 228,333 states on
-        # local-recovery-taskmanager-loss).
-        every = [key for key, _ in branch.stores if key[1:] == (v, s)]
-        keys = every if kind == "discarded" else (_live(branch, v, s) or ([] if kind == "retrieved" else every))
+        # store.
+        keys = _stores_a_line_may_be_about(branch, kind, v, s)
         if not keys:
             return [(None, f"L4: no live local store of {v}[{s}] for its {kind} line of checkpoint {n}")]
         found = []
