@@ -194,6 +194,23 @@ def test_a_flip_147_off_run_conforms_to_pre_flip_147_and_shows_its_loss(name):
     assert "too few times" in next(c for c in pre.checks if c.name == "committed-output").detail
 
 
+def test_a_loss_the_model_allows_does_not_cut_the_search(monkeypatch):
+    """Divergence 37: a failed output check caps the search (REJECTED_BUDGET) only where the
+    model promises the output. chain-flip147-off loses its sinks' last transaction, a behaviour
+    of pre-flip-147, whose search takes 537 states: with the cap lowered below that it must still
+    be found (join-flip147-off-search-past-rejected-budget needed 254,988 against 150,000)."""
+    from flipcheck.flink import conform as conform_module
+
+    monkeypatch.setattr(conform_module, "REJECTED_BUDGET", 100)
+    pre = _conform(RUNS / "chain-flip147-off", protocol="pre-flip-147")
+    assert {c.name for c in pre.checks if not c.ok} == {"committed-output"}
+    assert pre.verdict.states > 100
+    under_flip147 = _conform(RUNS / "chain-flip147-off")   # FLIP-147 promises the output: capped
+    assert under_flip147.verdict.states <= 100 + 1_000 and not under_flip147.conforms
+    stored = RUNS / "join-flip147-off-search-past-rejected-budget"
+    assert json.loads((stored / "run.json").read_text())["records_committed"] == 36
+
+
 @functools.cache
 def _states_to_accept(name: str) -> int:
     return _conform(RUNS / name).verdict.states
