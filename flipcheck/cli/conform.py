@@ -90,8 +90,10 @@ progress: a search running longer than a few seconds says how far it is on stder
   seconds (observations explained, states so far, states a second, frontier).
 
 coverage (--coverage): "coverage": {"covered", "targets", "outside", "missing", "missing_first",
-  "target_states", "complete"}: the abstract transitions (docs/coverage.md) of the behaviour found
-  that are targets of the run's graph and mode, and those beyond them counted apart.
+  "target_states", "complete", "abstraction"}: the abstract transitions (docs/coverage.md) of the
+  behaviour found that are targets of the run's graph and mode, and those beyond them counted
+  apart. --abstraction task (the default) counts each step as the task or coordinator taking it
+  sees it; --abstraction job counts the whole job's abstract state (far more targets).
 
 exit codes: 0 the run conforms and every check holds; 1 it does not (the first unexplained event
   and the failing checks say why); 2 an unreadable log or plan, or a bad option (one line).
@@ -127,6 +129,9 @@ def configure(parser) -> None:
                              "the run's graph and mode (the model's exploration, its first STATES states, default "
                              "20,000), the run's transitions outside them, the nearest targets missed "
                              "(docs/coverage.md); in --json, \"coverage\"")
+    parser.add_argument("--abstraction", choices=("task", "job"), default=None,
+                        help="with --coverage: the abstraction coverage is counted in: task (each step as the "
+                             "task or coordinator taking it sees it; the default) or job (the whole job's state)")
 
 
 # A search shorter than this stays quiet.
@@ -151,6 +156,10 @@ def run(args) -> int:
         if p.seconds >= PROGRESS_AFTER_SECONDS:
             sys.stderr.write(progress_line(p) + "\n")
 
+    if args.abstraction is not None and args.coverage is None:
+        from flipcheck.errors import UsageError
+
+        raise UsageError("--abstraction: it says how --coverage counts, and --coverage is not given")
     if args.render and args.design not in (None, "protocol"):
         from flipcheck.errors import UsageError
 
@@ -163,7 +172,7 @@ def run(args) -> int:
         render_conformance(result, args.render)
     document = result.as_json()
     if args.coverage is not None:
-        document["coverage"] = _coverage(result, args.coverage)
+        document["coverage"] = _coverage(result, args.coverage, args.abstraction)
     if args.json:
         sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
     else:
@@ -173,11 +182,13 @@ def run(args) -> int:
     return 0 if result.conforms else 1
 
 
-def _coverage(result, max_states: int) -> dict | None:
+def _coverage(result, max_states: int, abstraction: str | None) -> dict | None:
     """conform's coverage of the model (None: the protocol was not validated, --design)."""
     from flipcheck.flink.campaign import conform_coverage
 
-    return None if result.job is None or result.verdict is None else conform_coverage(result, max_states)
+    if result.job is None or result.verdict is None:
+        return None
+    return conform_coverage(result, max_states, abstraction=abstraction)
 
 
 def _coverage_lines(coverage: dict | None) -> str:

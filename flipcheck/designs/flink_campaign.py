@@ -27,7 +27,7 @@ from pathlib import Path
 
 from flipcheck.designs.flink_jobs import FlinkJobsSuite, case_release, judge_run, stored_or_run
 from flipcheck.designs.suite import CaseSpace, Outcome
-from flipcheck.flink.campaign import CampaignCase, decode_round, same_tasks, target_job
+from flipcheck.flink.campaign import CampaignCase, decode_round, same_tasks, target_job, vertex_names
 
 __all__ = ["FlinkCampaignSuite", "suite", "campaign_graph"]
 
@@ -111,14 +111,16 @@ def _coverage(conformance, graph, mode: str, folder: Path) -> dict:
     """The run's abstract transitions, and its behaviour drawn when no behaviour explains it."""
     from flipcheck.errors import InputError, UsageError
     from flipcheck.flink.conform import render_conformance
-    from flipcheck.properties.protocol_abstraction import covered, transition_key
+    from flipcheck.properties.protocol_abstraction import covered, transition_key, with_vertex_names
 
     found: dict = {"transitions": None, "picture": None}
     if conformance.job is None or conformance.verdict is None:
         return found
     flink_ids = json.loads((folder / "run.json").read_text()).get("vertices", {})
     if same_tasks(target_job(graph, mode), conformance.job, flink_ids):
-        found["transitions"] = sorted(transition_key(t) for t in covered(conformance.job, conformance.verdict.behaviour))
+        names = vertex_names(conformance.job, flink_ids)
+        found["transitions"] = sorted(transition_key(with_vertex_names(t, names))
+                                      for t in covered(conformance.job, conformance.verdict.behaviour))
     else:  # the plan numbers tasks otherwise: its states do not compare with the targets
         found["coverage_note"] = "conform's model job numbers the tasks or channels unlike the graph file"
     if not conformance.conforms:

@@ -39,7 +39,7 @@ from typing import NamedTuple, Sequence
 from flipcheck.errors import UsageError
 
 __all__ = ["CampaignCase", "ARMS", "CAMPAIGN_FILE", "CAMPAIGN_HTML", "TARGET_STATES", "encode_round", "decode_round",
-           "check_graph_for_campaign", "target_job", "same_tasks", "conform_coverage", "campaign_document", "campaign_html", "coverage_svg", "write_campaign"]
+           "check_graph_for_campaign", "target_job", "vertex_names", "same_tasks", "conform_coverage", "campaign_document", "campaign_html", "coverage_svg", "write_campaign"]
 
 ARMS = ("guided", "random")
 CAMPAIGN_FILE = "campaign.json"
@@ -152,27 +152,40 @@ def target_job(graph, mode: str, failures: int = 1, protocol=None):
                periodic_timer=True, **more)
 
 
-def conform_coverage(conformance, max_states: int = TARGET_STATES, failures: int = 1) -> dict:
+def conform_coverage(conformance, max_states: int = TARGET_STATES, failures: int = 1,
+                     abstraction: str | None = None) -> dict:
     """``conform --coverage``: the coverage of the targets of the run's own graph and mode
     (:func:`target_job`, ``failures`` failovers, or the run's if more) by the behaviour conform
-    found (:func:`~flipcheck.properties.protocol_abstraction.coverage_document`'s fields, and
-    ``target_states`` and ``complete``: whether the exploration ended before the cap)."""
-    from flipcheck.properties.protocol_abstraction import coverage_document, coverage_of, covered, explored_targets
+    found, in ``abstraction`` (default: the task views), as
+    :func:`~flipcheck.properties.protocol_abstraction.coverage_document`'s fields, and
+    ``target_states``, ``complete`` (whether the exploration ended before the cap) and
+    ``abstraction``."""
+    from flipcheck.properties.protocol_abstraction import (
+        DEFAULT_ABSTRACTION, coverage_document, coverage_of, covered, explored_targets,
+    )
 
+    abstraction = abstraction or DEFAULT_ABSTRACTION
     job = conformance.job
     found, complete = explored_targets(target_job(job.graph, job.mode, max(failures, job.failures), job.protocol),
-                                       max_states)
-    document = coverage_document(job, coverage_of(found, covered(job, conformance.verdict.behaviour)))
-    document.update(target_states=max_states, complete=complete)
+                                       max_states, abstraction)
+    reached = covered(job, conformance.verdict.behaviour, abstraction=abstraction)
+    document = coverage_document(job, coverage_of(found, reached))
+    document.update(target_states=max_states, complete=complete, abstraction=abstraction)
     return document
+
+
+def vertex_names(theirs, flink_ids: dict) -> dict:
+    """The graph file's vertex id of each vertex of conform's model job ``theirs`` (named after
+    Flink's plan), from ``flink_ids`` (run.json ``vertices``: our id -> Flink's)."""
+    ours_by_flink = {flink: vertex for vertex, flink in flink_ids.items()}
+    return {v.id: ours_by_flink.get(v.extra.get("flink_id")) for v in theirs.graph.vertices}
 
 
 def same_tasks(ours, theirs, flink_ids: dict) -> bool:
     """Whether conform's model job ``theirs`` (vertices named after Flink's plan) numbers its
     tasks and channels as ``ours`` (the graph file's) does, so abstract states of both compare:
     ``flink_ids`` maps our vertex ids to Flink's (run.json ``vertices``)."""
-    ours_by_flink = {flink: vertex for vertex, flink in flink_ids.items()}
-    theirs_ids = {v.id: ours_by_flink.get(v.extra.get("flink_id")) for v in theirs.graph.vertices}
+    theirs_ids = vertex_names(theirs, flink_ids)
     tasks = [(theirs_ids[t.vertex], t.subtask) for t in theirs.tasks]
     return (tasks == [(t.vertex, t.subtask) for t in ours.tasks]
             and [(c.source, c.target, c.local) for c in theirs.channels] == [(c.source, c.target, c.local) for c in ours.channels])

@@ -136,8 +136,11 @@ class Planner:
 
 
 def _settings(graphs, modes, runs, arms, seed, target_states) -> dict:
+    from flipcheck.properties.protocol_abstraction import DEFAULT_ABSTRACTION
+
+    # the abstraction the covered keys are in: a campaign measured in another one does not resume
     return {"graphs": list(graphs), "modes": list(modes), "runs": runs, "arms": list(arms), "seed": seed,
-            "target_states": target_states}
+            "target_states": target_states, "abstraction": DEFAULT_ABSTRACTION}
 
 
 def run_campaign(graph_files: Sequence[str], runs: int, out: Path, *, arms: Sequence[str] = ("guided",),
@@ -281,7 +284,7 @@ def _learn(state: dict, case: CampaignCase, detail: dict, pairs: dict, reached: 
 
 def _document(records, pairs, arms, states, curves, reached_all, wall) -> dict:
     from flipcheck.flink.campaign import campaign_document
-    from flipcheck.properties.protocol_abstraction import describe, transition_from_key
+    from flipcheck.properties.protocol_abstraction import DEFAULT_ABSTRACTION, describe, transition_from_key
 
     targets = sum(len(p.keys) for p in pairs.values())
     covered = {arm: sum(len(v) for v in states[arm].get("covered", {}).values()) for arm in arms}
@@ -296,6 +299,7 @@ def _document(records, pairs, arms, states, curves, reached_all, wall) -> dict:
             missing_first.append(f"{name}: {describe(p.job, t.source)} --{t.kind}-->")
     extra = {
         "arms": list(arms),
+        "abstraction": DEFAULT_ABSTRACTION,
         "outside": outside,
         "curves": curves,
         "pairs": [{"graph": name.split("/")[0], "mode": name.split("/")[1], "targets": len(p.keys),

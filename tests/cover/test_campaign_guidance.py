@@ -74,9 +74,10 @@ def test_transition_keys_read_back():
 
 def test_guidance_translates_the_model_path_to_a_failing_task_into_its_fault():
     job = target_job(load_graph(str(GRAPHS / "sink-v2-single.json")), "aligned")
-    found = targets(job, max_states=400)
+    # the whole-job abstraction, whose states say which task fails at which moment
+    found = targets(job, max_states=400, abstraction="job")
     failing = sorted((t for t in found if t.kind == "fail" and t.source.completed), key=str)[:3]
-    paths = shortest_paths(job, failing, max_states=400)
+    paths = shortest_paths(job, failing, max_states=400, abstraction="job")
     assert set(paths) == set(failing)
     graph = load_graph(str(GRAPHS / "sink-v2-single.json"))
     tasks = [(t.vertex, t.subtask) for t in job.tasks]
@@ -194,10 +195,18 @@ def test_conform_json_carries_the_coverage_when_asked(capsys):
     assert "coverage" not in json.loads(capsys.readouterr().out)
     assert main([*argv, "--coverage", "200"]) == 0
     coverage = json.loads(capsys.readouterr().out)["coverage"]
-    assert set(coverage) == {"covered", "targets", "outside", "missing", "missing_first", "target_states", "complete"}
-    assert 0 < coverage["covered"] < coverage["targets"] and coverage["outside"] > 0 and coverage["target_states"] == 200
+    assert set(coverage) == {"covered", "targets", "outside", "missing", "missing_first", "target_states", "complete",
+                             "abstraction"}
+    assert 0 < coverage["covered"] < coverage["targets"] and coverage["target_states"] == 200
+    assert coverage["abstraction"] == "task"
+    assert main([*argv, "--coverage", "200", "--abstraction", "job"]) == 0
+    whole = json.loads(capsys.readouterr().out)["coverage"]
+    assert whole["abstraction"] == "job" and whole["targets"] > coverage["targets"] and whole["outside"] > 0
     assert main([*argv, "--coverage", "5"]) == 2     # below the smallest cap: one line, exit 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    # --abstraction alone would count nothing: said, not ignored
+    assert main([*argv, "--abstraction", "job"]) == 2
+    assert "--coverage is not given" in capsys.readouterr().err
 
 
 def test_a_case_id_whose_fault_its_graph_cannot_build_is_refused_in_one_line(capsys):
@@ -243,3 +252,18 @@ def test_the_guided_arm_does_not_plan_a_mutation_it_already_ran():
     state: dict = {}
     planned = [case.faults for _ in range(10) for case in planner.plan_round("guided", 2, state)]
     assert planned[0] == () and len(set(planned)) == len(planned) == 20
+
+
+def test_a_campaign_counted_in_another_abstraction_is_not_resumed_into(tmp_path):
+    """A campaign folder from before the task views (its covered keys are whole-job states) would
+    mix two abstractions in one count: refused in one line, before anything runs."""
+    from flipcheck.errors import UsageError
+    from flipcheck.sweep.campaign import SETTINGS_FILE, _settings, run_campaign
+
+    graph = str(GRAPHS / "sink-v2-single.json")
+    settings = _settings(["sink-v2-single"], ["aligned"], 2, ["guided"], "1", 500)
+    assert settings["abstraction"] == "task"
+    settings.pop("abstraction")
+    (tmp_path / SETTINGS_FILE).write_text(json.dumps(settings))
+    with pytest.raises(UsageError, match="'abstraction'"):
+        run_campaign([graph], 2, tmp_path, modes=("aligned",), target_states=500)

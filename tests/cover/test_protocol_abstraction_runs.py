@@ -27,8 +27,9 @@ def sink_v2_failover():
 
 def test_a_run_covers_targets_and_what_lies_beyond_the_bound_is_counted_apart(sink_v2_failover):
     job, behaviour = sink_v2_failover.job, sink_v2_failover.verdict.behaviour
-    report = run_coverage(job, behaviour)
-    reached = covered(job, behaviour)
+    # the whole-job abstraction: the late steps are told apart by the other tasks' final checkpoints
+    report = run_coverage(job, behaviour, abstraction="job")
+    reached = covered(job, behaviour, abstraction="job")
     assert report.inside | report.outside_targets == reached and not report.inside & report.outside_targets
     assert report.inside <= report.targets and 0 < report.covered < len(report.targets)
     assert report.missing == report.targets - report.inside
@@ -44,9 +45,18 @@ def test_a_run_covers_targets_and_what_lies_beyond_the_bound_is_counted_apart(si
 def test_the_same_run_against_failure_free_targets_covers_no_failover(sink_v2_failover):
     job, behaviour = sink_v2_failover.job, sink_v2_failover.verdict.behaviour
     without = coverage_of(targets(bounded_job(job, failures=0)), covered(job, behaviour))
-    with_one = run_coverage(job, behaviour)
+    with_one = run_coverage(job, behaviour)   # the task views (the default abstraction)
     assert not any(t.kind == "failover" for t in without.targets)
     assert any(t.kind == "failover" for t in without.outside_targets)
     # what follows the failover (failovers 1) is no failure-free target either
     assert without.covered < with_one.covered
 
+
+
+def test_the_task_views_are_fewer_targets_and_a_larger_share_of_them_is_covered(sink_v2_failover):
+    job, behaviour = sink_v2_failover.job, sink_v2_failover.verdict.behaviour
+    whole = run_coverage(job, behaviour, abstraction="job")
+    views = run_coverage(job, behaviour, abstraction="task")
+    assert len(views.targets) < len(whole.targets)
+    assert views.covered / len(views.targets) > whole.covered / len(whole.targets)
+    assert {t.source.actor for t in views.reached} == {v.id for v in job.graph.vertices} | {"coordinator"}
