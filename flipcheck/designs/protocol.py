@@ -266,8 +266,9 @@ def verify(budget_seconds: float = 20.0, variant: str | None = None) -> list[dic
 # (graph, records, further Job options, state bound) in the order a hunt explores them: small
 # first, so the first trace is short; configurations with a failover or a stop-with-savepoint next
 # (only their bugs need them: FLINK-32945, FLINK-24161), then the parallel graph (a checkpoint can
-# reach a sink after its final one: FLINK-23473, about 61,000 states breadth-first); last the one only unaligned barriers show
-# (no-end-of-data-ack: its shortest trace is 23 steps deep, about 300,000 states breadth-first).
+# reach a sink after its final one: FLINK-23473, about 61,000 states breadth-first); last the one
+# only unaligned barriers show (no-end-of-data-ack: its shortest trace is 23 steps deep, about
+# 300,000 states breadth-first).
 HUNT_CONFIGS = (("pair", 1, {}, 60_000), ("twin", 0, {}, 60_000), ("twin", 1, {}, 60_000), ("union", 0, {}, 60_000),
                 ("chain", 1, {}, 60_000), ("pair", 0, {"failures": 1}, 60_000),
                 ("pair", 0, {"stop_with_savepoint": True}, 60_000), ("parallel", 0, {}, 100_000),

@@ -378,7 +378,6 @@ def start_spark(master: str = DEFAULT_MASTER, app_name: str = "flipcheck", log_p
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-
     existed = SparkContext._active_spark_context is not None   # getOrCreate will hand us that one
 
     local = is_local_master(master)
