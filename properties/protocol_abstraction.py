@@ -114,7 +114,7 @@ ABSTRACTIONS = ("task", "job")
 DEFAULT_ABSTRACTION = "task"
 # The steps a task takes (its index is the label's second item); the others are the coordinator's.
 _TASK_STEPS = frozenset({"emit", "end-of-data", "receive", "poll-released", "finish", "notify", "rpc", "ack",
-                         "report-finished", "fail", "fail-decline"})
+                         "report-finished", "fail", "fail-decline", "shared-decline"})
 
 
 def _channel_kinds(queue: tuple) -> tuple:

@@ -301,7 +301,7 @@ def rename_label(label: tuple, mapping: dict) -> tuple:
     trigger's ``last_id + 1`` becomes the newest mapped id plus one)."""
     kind = label[0]
     m = lambda k: mapping[k] if k in mapping else max(mapping.values(), default=0) + 1  # noqa: E731
-    if kind in ("ack", "notify", "rpc"):
+    if kind in ("ack", "notify", "rpc", "fail-decline", "shared-decline"):
         return (kind, label[1], m(label[2]))
     if kind in ("trigger", "stop-with-savepoint"):
         return (kind, m(label[1]))

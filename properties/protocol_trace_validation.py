@@ -116,7 +116,8 @@ MAX_CACHED_STATES = 50_000
 DEFAULT_BACKTRACK = 6
 # States one backtrack may search: this many, or as many as the search took to get there if
 # more. So a log no behaviour explains is rejected about as fast as a good one is accepted
-# (a bound of the search, reported when reached; no stored real run backtracks at all).
+# (a bound of the search, reported when reached). A deeper backtrack than the default, asked
+# for, may use the whole budget (conform --backtrack).
 BACKTRACK_FLOOR = 20_000
 
 
@@ -677,7 +678,8 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
         back, stopped = 1, False
         earliest = frontiers[i - min(backtrack, i)]
         if not following and i < doomed and not all(search.never(node, i, i - min(backtrack, i)) for node in earliest):
-            search.budget = min(budget, search.states + max(BACKTRACK_FLOOR, search.states))
+            floor = BACKTRACK_FLOOR if backtrack <= DEFAULT_BACKTRACK else budget
+            search.budget = min(budget, search.states + max(floor, search.states))
             while not following and back <= min(backtrack, i) and search.states <= search.budget:
                 redone = frontiers[i - back]
                 for m in range(i - back, i + 1):
@@ -696,7 +698,8 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
             if search.states > budget:
                 why += f" (search stopped after {search.states:,} states: the budget)"
             elif stopped:
-                why += f" (backtracking stopped after {search.states:,} states: as many as the search took to get here)"
+                why += (f" (backtracking stopped after {search.states:,} states: as many as the search took to get "
+                        f"here; conform --backtrack {4 * backtrack} searches further back, within the budget)")
             path, marks = next(iter(frontiers[i].values()))
             return Verdict(False, i, i, why, list(path), search.states, search.states > budget or stopped, list(marks),
                            evidence)

@@ -124,6 +124,10 @@ def configure(parser) -> None:
     parser.add_argument("--render", metavar="FILE.svg", help="draw the behaviour found (sequence chart) into FILE")
     parser.add_argument("--budget", type=bounded_int(1_000, 100_000_000), metavar="STATES",
                         help="model states the search may visit (default: 2,000,000)")
+    parser.add_argument("--backtrack", type=bounded_int(1, 10_000), metavar="N",
+                        help="observations the search explains again, every way, when it gets stuck (default: 6); "
+                             "deeper than that it may use the whole --budget. A rejection that says "
+                             "\"backtracking stopped\" is undecided: this settles it")
     parser.add_argument("--coverage", nargs="?", const=20_000, type=bounded_int(100, 10_000_000), metavar="STATES",
                         help="also report the coverage of the model by the behaviour found: covered / targets of "
                              "the run's graph and mode (the model's exploration, its first STATES states, default "
@@ -165,7 +169,8 @@ def run(args) -> int:
 
         raise UsageError(f"--render draws the protocol's behaviour, and --design {args.design} leaves the protocol out")
     result = conform_files(args.plan, args.logs, protocol=args.protocol, mode=args.mode, budget=args.budget,
-                           flink_version=args.flink_version, progress=progress, design=args.design)
+                           flink_version=args.flink_version, progress=progress, design=args.design,
+                           backtrack=args.backtrack)
     if args.render:
         from flipcheck.flink.conform import render_conformance
 

@@ -474,13 +474,15 @@ def _output_check(run: RunDirectory | None, mode: str) -> Check:
 
 def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL, run: RunDirectory | None = None,
             mode: str | None = None, budget: int | None = None, progress=None,
-            flink_version: str | None = None, design: str | None = None) -> Conformance:
+            flink_version: str | None = None, design: str | None = None, backtrack: int | None = None) -> Conformance:
     """Validate the run the ``logs`` show against the model built from ``plan`` (and the
     ``run`` directory's flags and output); ``mode`` defaults to the run's, else aligned.
     ``protocol``: a named protocol variant or a user's class spec (``FILE.py:CLASS``).
     ``flink_version`` (``1.14.6``): the release that wrote the logs (default: their
     banner's, else the run directory's ``run.json``, else the newest format, older ones where
-    unambiguous). ``progress`` gets the search's
+    unambiguous). ``backtrack``: observations the search explains again, every way, when it gets
+    stuck (default :data:`~flipcheck.properties.protocol_trace_validation.DEFAULT_BACKTRACK`; a
+    deeper one may use the whole ``budget``). ``progress`` gets the search's
     :class:`~flipcheck.properties.protocol_trace_validation.SearchProgress` now and then.
     ``design`` (a name of :data:`~flipcheck.flink.design_conformance.DESIGN_NAMES`): validate
     that design only; default: the protocol and every design whose lines the logs hold."""
@@ -548,6 +550,7 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
         budget = min(budget, REJECTED_BUDGET)
     verdict = validate(job, observations, visible=sorted(visible & set(KINDS)), hidden=hidden,
                        plans_from=plans_from(observed), budget=budget, progress=progress,
+                       **({} if backtrack is None else {"backtrack": backtrack}),
                        where=lambda j: f"{observed[j][1].file}:{observed[j][1].line}",
                        failing=failing_tasks(observed, tasks))
     first = None

@@ -78,6 +78,7 @@ _STEP_TEXT = {
     "stop-with-savepoint": lambda job, name, lb: "stop-with-savepoint (no drain)",
     "fail": lambda job, name, lb: "FAILED",
     "fail-decline": lambda job, name, lb: f"decline {lb[2]} (snapshot threw)",
+    "shared-decline": lambda job, name, lb: f"decline {lb[2]} (shared channel-state file)",
     "failover": lambda job, name, lb: "FAILOVER",
 }
 

@@ -33,7 +33,8 @@ __all__ = ["actor_of", "describe_label", "checkpoint_of", "trace_json"]
 def actor_of(job: Job, label: tuple) -> str:
     """Who takes the step: a task name or ``coordinator``."""
     kind = label[0]
-    if kind in ("emit", "end-of-data", "receive", "poll-released", "finish", "notify", "rpc", "fail", "fail-decline"):
+    if kind in ("emit", "end-of-data", "receive", "poll-released", "finish", "notify", "rpc", "fail", "fail-decline",
+                "shared-decline"):
         return job.name(label[1])
     return "coordinator"
 
@@ -83,6 +84,9 @@ def describe_label(job: Job, label: tuple) -> str:
         return f"{job.name(label[1])} fails: it stops and declines every trigger RPC until the failover"
     if kind == "fail-decline":
         return f"{job.name(label[1])}'s snapshot of checkpoint {label[2]} threw: it declines it (Task has failed.)"
+    if kind == "shared-decline":
+        return (f"{job.name(label[1])} declines checkpoint {label[2]}: a failed snapshot aborted the channel-state file "
+                "it shares (CHANNEL_STATE_SHARED_STREAM_EXCEPTION)")
     if kind == "failover":
         return "the job fails over: every task restarts from the latest completed checkpoint"
     return repr(label)
@@ -93,7 +97,7 @@ def checkpoint_of(label: tuple, notes: tuple = ()) -> int | None:
     acknowledgement, a notification, a barrier or cancellation marker polled), the checkpoint a
     failover restores (None when it restores none), else None."""
     kind = label[0]
-    if kind in ("ack", "notify", "rpc", "fail-decline"):
+    if kind in ("ack", "notify", "rpc", "fail-decline", "shared-decline"):
         return label[2]
     if kind in ("trigger", "stop-with-savepoint"):
         return label[1] if len(label) > 1 else None

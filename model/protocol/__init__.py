@@ -159,7 +159,11 @@ Failover (:mod:`.failover`; seed "Failover and Recovery"; flip147 facts §3.2, �
   checkpoint itself (``TASK_FAILURE``, "Task has failed."): the snapshot its trigger RPC started
   threw, and ``Task.triggerCheckpointBarrier`` declines when the future of
   ``StreamTask.triggerCheckpointAsync`` fails (flip147 facts §4.12). A snapshot that barriers
-  started has no such future: a task with inputs declines nothing.
+  started has no such future: a task with inputs declines nothing. In unaligned mode, once a
+  task failed with its snapshot of the pending checkpoint under way, any running task whose own
+  snapshot of it is under way may decline it too (``CHANNEL_STATE_SHARED_STREAM_EXCEPTION``:
+  since Flink 1.17 subtasks share unaligned channel-state files, and one subtask's abort fails
+  the others' writes of that checkpoint; flip147 facts §4.14).
 * F1 the JobManager handles the failure — a task's (after F0) or its own (a global failure, e.g. an
   OperatorCoordinator failing the job, at once) — and restarts every task from the latest completed checkpoint: channels empty
   but for restored in-flight records — per channel the downstream's captured input records, then
@@ -213,15 +217,16 @@ from .machine import (
 from .switches import Protocol
 from .state import (
     BARRIER, CANCEL, CANCELED, DATA, END_OF_DATA, EOD, EOI, EOP, FAILED, FAILOVER, FINISHED, FINISHED_TASK, NO_STOP_ID,
-    PHASE_NAMES, RUNNING, STOPPED, TASK_CLOSING, TASK_FAILURE, TASK_NOT_READY, Coordinator, JobState, Pending, RestorePoint,
-    Snapshot, TaskState,
+    PHASE_NAMES, RUNNING, SHARED_CHANNEL_STATE, STOPPED, TASK_CLOSING, TASK_FAILURE, TASK_NOT_READY, Coordinator,
+    JobState, Pending, RestorePoint, Snapshot, TaskState,
 )
 from .step import Step
 from .structure import MAX_CHANNELS, MAX_RECORDS, MAX_TASKS, MODES, ChannelInfo, Job, TaskInfo, job_size_problem
 
 __all__ = [
     "RUNNING", "END_OF_DATA", "FINISHED", "CANCELED", "FAILED", "STOPPED", "NO_STOP_ID", "PHASE_NAMES", "MODES", "EOI",
-    "TASK_NOT_READY", "TASK_CLOSING", "TASK_FAILURE", "FAILOVER", "DATA", "BARRIER", "CANCEL", "EOD", "EOP",
+    "TASK_NOT_READY", "TASK_CLOSING", "TASK_FAILURE", "SHARED_CHANNEL_STATE", "FAILOVER",
+    "DATA", "BARRIER", "CANCEL", "EOD", "EOP",
     "Protocol", "TaskInfo", "ChannelInfo", "Job", "MAX_TASKS", "MAX_CHANNELS", "MAX_RECORDS", "job_size_problem",
     "Snapshot", "TaskState", "FINISHED_TASK", "Pending", "RestorePoint", "Coordinator", "JobState",
     "Step", "SOURCE_ACTIONS", "INPUT_TASK_ACTIONS", "COORDINATOR_ACTIONS", "initial_state", "successors", "is_end", "run",

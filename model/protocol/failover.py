@@ -3,8 +3,10 @@ latest completed checkpoint.
 
 Seed "Failover and Recovery"; flip147 facts §3.2, §4.10. The action :func:`task_failure`
 (``action(job, state)``) returns one step per task that may fail (F0), :func:`failed_snapshot_declines`
-the decline of a failed source whose snapshot threw (F0); :func:`failover` the failover step (F1),
-while the job's bound on failures allows one more.
+the decline of a failed source whose snapshot threw (F0), :func:`shared_channel_state_declines`
+the declines of the tasks whose unaligned channel state shared a file with a task that failed in
+its snapshot (F0); :func:`failover` the failover step (F1), while the job's bound on failures
+allows one more.
 
 >>> from flipcheck.model.jobgraph import JobGraph, ALL_TO_ALL
 >>> from flipcheck.model.protocol import Job, initial_state
@@ -21,13 +23,14 @@ while the job's bound on failures allows one more.
 
 from __future__ import annotations
 
+from .. import barriers as bar
 from .coordinator import abort_pending, decline
-from .state import DATA, EOI, FAILED, FAILOVER, TASK_FAILURE, JobState
+from .state import DATA, EOI, FAILED, FAILOVER, SHARED_CHANNEL_STATE, TASK_FAILURE, JobState
 from .step import Step, Steps
 from .structure import Job
 from .tasks import commit, fresh_task
 
-__all__ = ["task_failure", "failed_snapshot_declines", "failover"]
+__all__ = ["task_failure", "failed_snapshot_declines", "shared_channel_state_declines", "failover"]
 
 
 def task_failure(job: Job, s: JobState) -> Steps:
@@ -69,6 +72,31 @@ def failed_snapshot_declines(job: Job, s: JobState) -> Steps:
             n.tasks[t] = ts._replace(outbox=tuple(entry for entry in ts.outbox if entry[0] != pending.id))
             decline(n, t, pending.id, TASK_FAILURE)
             steps.append((("fail-decline", t, pending.id), n))
+    return steps
+
+
+def shared_channel_state_declines(job: Job, s: JobState) -> Steps:
+    """F0: in unaligned mode, once a task failed with its snapshot of the pending checkpoint
+    under way (its acknowledgement has not left), any running task whose own snapshot of it is
+    under way may decline it too (``CHANNEL_STATE_SHARED_STREAM_EXCEPTION``). Since Flink 1.17
+    (FLINK-26803) subtasks of a TaskManager write their unaligned channel state into shared
+    files; when one subtask aborts a checkpoint, the writer fails that checkpoint's requests of
+    every other subtask sharing its file (``ChannelStateWriteRequestDispatcherImpl.handleAbortedRequest``),
+    whose asynchronous part then fails and declines (flip147 facts §4.14). Which subtasks share a
+    file is the TaskManager's choice (at most ``max-subtasks-per-channel-state-file``), so any
+    running task may; its decline may reach the coordinator before the failed task's."""
+    pending = s.coordinator.pending
+    if job.mode != bar.UNALIGNED or pending is None:
+        return []
+    if not any(ts.phase == FAILED and any(k == pending.id for k, _ in ts.outbox) for ts in s.tasks):
+        return []
+    steps = []
+    for t, ts in enumerate(s.tasks):
+        if ts.active and any(k == pending.id for k, _ in ts.outbox):
+            n = Step(job, s)
+            n.tasks[t] = ts._replace(outbox=tuple(entry for entry in ts.outbox if entry[0] != pending.id))
+            decline(n, t, pending.id, SHARED_CHANNEL_STATE)
+            steps.append((("shared-decline", t, pending.id), n))
     return steps
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator, Sequence
 
 from .coordinator import receive_acknowledgement, receive_finished_reports, stop_with_savepoint, trigger
-from .failover import failed_snapshot_declines, failover, task_failure
+from .failover import failed_snapshot_declines, failover, shared_channel_state_declines, task_failure
 from .state import BARRIER, CANCEL, DATA, EOD, FAILOVER, FINISHED, Coordinator, JobState
 from .structure import Job
 from .tasks import (
@@ -64,6 +64,7 @@ COORDINATOR_ACTIONS: tuple[Callable[..., Any], ...] = (
     stop_with_savepoint,       # ("stop-with-savepoint", id)       C7
     task_failure,              # ("fail", t)                       F0
     failed_snapshot_declines,  # ("fail-decline", t, id)           F0 (C5: the decline aborts it)
+    shared_channel_state_declines,  # ("shared-decline", t, id)    F0 (C5: the decline aborts it)
     failover,                  # ("failover",)                     F1
 )
 
@@ -143,7 +144,8 @@ def rules_of(job: Job, s: JobState, label: tuple, notes: tuple, nxt: JobState | 
 # The rules of a step known from its label's kind alone (the action tables above).
 _LABEL_RULES = {"end-of-data": ("J1",), "poll-released": ("J3",), "finish": ("J7",), "ack": ("C5",),
                 "rpc": ("C4",), "report-finished": ("C1",), "stop-with-savepoint": ("C7", "C2"),
-                "suspend": ("C8",), "fail": ("F0",), "fail-decline": ("F0",)}
+                "suspend": ("C8",), "fail": ("F0",), "fail-decline": ("F0",),
+                "shared-decline": ("F0",)}
 
 
 def initial_state(job: Job) -> JobState:

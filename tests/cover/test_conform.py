@@ -211,6 +211,40 @@ def test_a_loss_the_model_allows_does_not_cut_the_search(monkeypatch):
     assert json.loads((stored / "run.json").read_text())["records_committed"] == 36
 
 
+def test_a_run_the_default_backtracking_leaves_undecided_conforms_with_a_deeper_one():
+    """Divergence 38: in a campaign run (union state, unaligned, the sink failed at record 57),
+    counter[0] took both sources' end of data before checkpoint 5's barrier and counter[1] did
+    not, so checkpoint 5 failed finalizing (a union-state vertex only partly finished). The lazy
+    search had both counters take the barrier first and explains the 12 observations after it
+    again only 6 deep: the run was rejected with "backtracking stopped". A deeper backtrack
+    explains it; the why says which option to give."""
+    run = RUNS / "union-state-unaligned-failover-backtrack-deeper"
+    shallow = _conform(run)
+    assert not shallow.conforms and shallow.verdict.exhausted_budget   # undecided: the search was cut
+    assert "backtracking stopped" in shallow.first_unexplained["why"] and "--backtrack 24" in shallow.first_unexplained["why"]
+    deep = _conform(run, backtrack=24)
+    assert deep.conforms, deep.first_unexplained
+    finalized = [label for label in deep.verdict.behaviour if label[0] == "ack" and label[2] == 5]
+    assert len(finalized) == 5          # every task's acknowledgement of 5, then C5 failed finalizing
+    assert "PartialFinishingNotSupportedByStateException" in (run / "flink.log").read_text()
+
+
+def test_a_task_sharing_the_failed_snapshots_channel_state_file_declines():
+    """Divergence 39: in a campaign run (chain, unaligned, map[0] throws in its snapshot of
+    checkpoint 5 after its input ended), sink[0] declined checkpoint 5 first ("aborted due to
+    exception of other subtasks sharing the ChannelState file", flink.log:780): Flink 1.17+ writes
+    the unaligned channel state of several subtasks into one file and fails the others' writes
+    when one aborts. Rejected ("no reason to decline") before F0 let such a task decline."""
+    run = RUNS / "chain-unaligned-shared-channel-state-decline"
+    result = _conform(run)
+    assert result.conforms, result.first_unexplained
+    sink = next(t.index for t in result.job.tasks if t.vertex.startswith("sink") and t.subtask == 0)
+    assert ("shared-decline", sink, 5) in result.verdict.behaviour
+    failed = next(i for i, label in enumerate(result.verdict.behaviour) if label[0] == "fail")
+    assert failed < result.verdict.behaviour.index(("shared-decline", sink, 5))
+    assert "sharing the ChannelState file" in (run / "flink.log").read_text()
+
+
 @functools.cache
 def _states_to_accept(name: str) -> int:
     return _conform(RUNS / name).verdict.states

@@ -6,7 +6,7 @@ import pytest
 
 from flipcheck.generators.protocol import example_graph
 from flipcheck.model.protocol import (
-    CANCELED, END_OF_DATA, RUNNING, STOPPED, TASK_NOT_READY, Job, is_end, run, successors,
+    CANCELED, END_OF_DATA, RUNNING, SHARED_CHANNEL_STATE, STOPPED, TASK_NOT_READY, Job, is_end, run, successors,
 )
 from flipcheck.properties.protocol_explore import explore_job
 from flipcheck.reference_impl.protocol_variants import make_job
@@ -168,3 +168,27 @@ def test_a_checkpoint_completed_without_a_running_tasks_snapshot_breaks_the_cut(
     assert cex.property == "consistent_cut" and "without a snapshot of map[0]" in cex.message
     assert [label[0] for label in cex.labels] == ["trigger", "rpc", "ack"]
     assert not explore_job(Job(graph, records=1), stop_at_first=True).counterexamples
+
+
+@pytest.mark.parametrize("mode", ["unaligned", "aligned"])
+def test_a_task_sharing_the_channel_state_file_of_a_failed_snapshot_may_decline(mode):
+    """F0 (flip147 facts §4.14; divergence 39): since Flink 1.17 subtasks write unaligned channel
+    state into shared files, and one subtask's aborted snapshot fails the others' writes of that
+    checkpoint; their asynchronous parts decline it. Only once a task failed with its own snapshot
+    of the checkpoint under way, only in unaligned mode, only a task whose snapshot is under way."""
+    job = make_job(example_graph("pair"), mode=mode, records=1, failures=1)
+    both_snapshotted = run(job, [("trigger", 1), ("rpc", SRC, 1), ("receive", SINK, 0, ("B", 1))])
+    assert [k for k, _ in both_snapshotted.tasks[SINK].outbox] == [1]
+    assert not [label for label in _labels(job, both_snapshotted) if label[0] == "shared-decline"]   # nobody failed
+    failed = run(job, [("fail", SRC)], both_snapshotted)
+    shared = [label for label in _labels(job, failed) if label[0] == "shared-decline"]
+    if mode == "aligned":
+        assert shared == []          # aligned checkpoints write no channel state
+        return
+    assert shared == [("shared-decline", SINK, 1)]
+    assert ("aborted", 1, SHARED_CHANNEL_STATE, SINK) in _notes(job, failed, shared[0])
+    declined = run(job, shared, failed)
+    assert declined.coordinator.pending is None and declined.tasks[SINK].outbox == ()
+    # a failed task whose snapshot had already left (acknowledged) aborts nobody else's
+    acknowledged = run(job, [("ack", SRC, 1), ("fail", SRC)], both_snapshotted)
+    assert not [label for label in _labels(job, acknowledged) if label[0] == "shared-decline"]
