@@ -26,7 +26,7 @@ from typing import Sequence
 from flipcheck.errors import UsageError
 from flipcheck.flink.campaign import ARMS, CampaignCase, decode_round, encode_round, write_campaign
 
-__all__ = ["Planner", "PairTargets", "run_campaign"]
+__all__ = ["Planner", "PairTargets", "campaign_settings", "run_campaign"]
 
 ROUNDS_FOLDER = "rounds"
 SETTINGS_FILE = "settings.json"
@@ -135,7 +135,8 @@ class Planner:
         return None
 
 
-def _settings(graphs, modes, runs, arms, seed, target_states) -> dict:
+def campaign_settings(graphs, modes, runs, arms, seed, target_states) -> dict:
+    """What ``DIR/settings.json`` holds: a rerun with other settings is refused, not resumed."""
     from flipcheck.properties.protocol_abstraction import DEFAULT_ABSTRACTION
 
     # the abstraction the covered keys are in: a campaign measured in another one does not resume
@@ -172,7 +173,7 @@ def run_campaign(graph_files: Sequence[str], runs: int, out: Path, *, arms: Sequ
             raise UsageError(f"GRAPH: two graphs are named {name!r} (a campaign names a graph by its file name)")
         graphs.append(name)
         loaded[name] = graph
-    settings = _settings(graphs, modes, runs, arms, seed, target_states)
+    settings = campaign_settings(graphs, modes, runs, arms, seed, target_states)
     saved = out / SETTINGS_FILE
     if saved.is_file():
         before = json.loads(saved.read_text())

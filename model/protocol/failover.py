@@ -79,10 +79,11 @@ def shared_channel_state_declines(job: Job, s: JobState) -> Steps:
     """F0: in unaligned mode, once a task failed with its snapshot of the pending checkpoint
     under way (its acknowledgement has not left), any running task whose own snapshot of it is
     under way may decline it too (``CHANNEL_STATE_SHARED_STREAM_EXCEPTION``). Since Flink 1.17
-    (FLINK-26803) subtasks of a TaskManager write their unaligned channel state into shared
-    files; when one subtask aborts a checkpoint, the writer fails that checkpoint's requests of
-    every other subtask sharing its file (``ChannelStateWriteRequestDispatcherImpl.handleAbortedRequest``),
-    whose asynchronous part then fails and declines (flip147 facts §4.14). Which subtasks share a
+    (channel-state file merging) subtasks of a TaskManager write their unaligned channel state
+    into shared files; when one subtask aborts a checkpoint, the writer fails that checkpoint's
+    requests of every other subtask sharing its file
+    (``ChannelStateWriteRequestDispatcherImpl.handleAbortedRequest``), whose asynchronous part
+    then fails and declines (flip147 facts §4.14). Which subtasks share a
     file is the TaskManager's choice (at most ``max-subtasks-per-channel-state-file``), so any
     running task may; its decline may reach the coordinator before the failed task's."""
     pending = s.coordinator.pending

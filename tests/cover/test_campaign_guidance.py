@@ -258,10 +258,10 @@ def test_a_campaign_counted_in_another_abstraction_is_not_resumed_into(tmp_path)
     """A campaign folder from before the task views (its covered keys are whole-job states) would
     mix two abstractions in one count: refused in one line, before anything runs."""
     from flipcheck.errors import UsageError
-    from flipcheck.sweep.campaign import SETTINGS_FILE, _settings, run_campaign
+    from flipcheck.sweep.campaign import SETTINGS_FILE, campaign_settings, run_campaign
 
     graph = str(GRAPHS / "sink-v2-single.json")
-    settings = _settings(["sink-v2-single"], ["aligned"], 2, ["guided"], "1", 500)
+    settings = campaign_settings(["sink-v2-single"], ["aligned"], 2, ["guided"], "1", 500)
     assert settings["abstraction"] == "task"
     settings.pop("abstraction")
     (tmp_path / SETTINGS_FILE).write_text(json.dumps(settings))
