@@ -125,13 +125,15 @@ def _channel_kinds(queue: tuple) -> tuple:
     return tuple(kinds)
 
 
+def _abstract_task(s: JobState, t: int) -> AbstractTask:
+    ts = s.tasks[t]
+    final = FINAL_DONE if ts.final_checkpoint_completed else FINAL_TAKEN if ts.final_min else NO_FINAL
+    return AbstractTask(PHASE_NAMES[ts.phase], ts.checkpoint_pending, final, bool(s.rpcs[t]), bool(s.notifications[t]))
+
+
 def abstract_state(job: Job, s: JobState) -> AbstractState:
     """The abstract state of ``s`` (the module docstring lists what it keeps)."""
-    tasks = []
-    for t, ts in enumerate(s.tasks):
-        final = FINAL_DONE if ts.final_checkpoint_completed else FINAL_TAKEN if ts.final_min else NO_FINAL
-        tasks.append(AbstractTask(PHASE_NAMES[ts.phase], ts.checkpoint_pending, final, bool(s.rpcs[t]),
-                                  bool(s.notifications[t])))
+    tasks = [_abstract_task(s, t) for t in range(len(s.tasks))]
     c = s.coordinator
     return AbstractState(tuple(tasks), tuple(_channel_kinds(q) for q in s.queues), c.pending is not None,
                          c.completed > 0, c.last_aborted > c.completed, bool(c.finished_reports), c.stopped,
@@ -153,10 +155,7 @@ def task_view(job: Job, s: JobState, actor: int | None) -> TaskView:
         return TaskView("coordinator", (), tuple((v, tuple(sorted(p))) for v, p in phases.items()),
                         (c.pending is not None, c.completed > 0, c.last_aborted > c.completed,
                          bool(c.finished_reports), c.stopped), c.failovers)
-    ts = s.tasks[actor]
-    final = FINAL_DONE if ts.final_checkpoint_completed else FINAL_TAKEN if ts.final_min else NO_FINAL
-    task = AbstractTask(PHASE_NAMES[ts.phase], ts.checkpoint_pending, final, bool(s.rpcs[actor]),
-                        bool(s.notifications[actor]))
+    task = _abstract_task(s, actor)
     inputs: dict = {}
     for channel in job.tasks[actor].inputs:
         upstream = job.tasks[job.channels[channel].source].vertex
