@@ -179,11 +179,10 @@ def with_vertex_names(t: Transition, names: dict) -> Transition:
         return t
 
     def renamed(view: TaskView) -> TaskView:
-        actor = names.get(view.actor, view.actor)
-        around = tuple(sorted((names.get(v, v), rest) for v, rest in view.around))
-        if view.actor == "coordinator":   # per vertex in the job's order, not sorted
-            around = tuple((names.get(v, v), rest) for v, rest in view.around)
-        return view._replace(actor=actor, around=around)
+        around = tuple((names.get(v, v), rest) for v, rest in view.around)
+        if view.actor != "coordinator":   # a task's upstream vertices go by name; the coordinator's by job order
+            around = tuple(sorted(around))
+        return view._replace(actor=names.get(view.actor, view.actor), around=around)
 
     return Transition(renamed(t.source), t.kind, renamed(t.target))
 
@@ -284,6 +283,7 @@ def transition_from_key(key: str) -> Transition:
     def state(parts):
         if isinstance(parts[0], str):          # a TaskView: actor, task, around, coordinator, failovers
             actor, task, around, coordinator, failovers = parts
+            # a task's around holds kind sequences (lists in JSON), the coordinator's phase names
             return TaskView(actor, AbstractTask(*task) if task else (),
                             tuple((name, tuple(tuple(k) if isinstance(k, list) else k for k in kinds))
                                   for name, kinds in around), tuple(coordinator), failovers)
