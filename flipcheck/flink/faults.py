@@ -97,6 +97,11 @@ FAULT_KINDS = MappingProxyType({kind.name: kind for kind in (
               "sleeps VALUE ms in the subtask's snapshotState of checkpoint AT: its acknowledgement comes that much later",
               "the synchronous part of SubtaskCheckpointCoordinatorImpl.checkpointState (the task thread): the "
               "acknowledgement follows the asynchronous part"),
+    FaultKind("delay-first-poll", None, "ms", ("source",),
+              "sleeps VALUE ms in the reader's first pollNext: split events and the next checkpoint's trigger wait in "
+              "the task's mailbox together",
+              "the task thread's SourceOperator.emitNext -> SourceReader.pollNext, after SourceOperator.open registered "
+              "the reader (StreamTask.dispatchOperatorEvent and triggerCheckpointAsync queue their mails meanwhile)"),
     FaultKind("backpressure", None, "ms", _FUNCTIONS,
               "sleeps VALUE ms per record the subtask consumes: its input channels fill, its producers back up",
               "the task thread's processElement (StreamOneInputProcessor / StreamTwoInputProcessor)"),
@@ -248,7 +253,8 @@ def check_faults(faults: Sequence[Fault], graph, roles: dict, local_recovery: bo
             raise UsageError(f"{where}: {fault.kind} has no hook in a keyed_state vertex "
                              f"(it takes: {', '.join(_KEYED_STATE_KINDS)})")
         if roles[fault.vertex] not in kind.roles:
-            raise UsageError(f"{where}: {fault.kind} has no hook in a {roles[fault.vertex].replace('_', ' ')} vertex "
+            role = roles[fault.vertex].replace('_', ' ')
+            raise UsageError(f"{where}: {fault.kind} has no hook in {'an' if role[0] in 'aeiou' else 'a'} {role} vertex "
                              f"(it applies to: {', '.join(r.replace('_', ' ') for r in kind.roles)})")
     fails = [f for f in faults if f.kind in FAIL_KINDS]
     if len(fails) > 1:

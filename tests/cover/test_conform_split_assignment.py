@@ -250,3 +250,22 @@ def test_a_split_fault_on_a_vertex_without_splits_is_one_line_naming_the_option(
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and err.startswith(f"flipcheck flink: {option}: "), err
     assert not (tmp_path / "out" / "run.json").exists()
+
+
+def test_an_unaligned_trigger_that_overtakes_a_split_event_is_rejected_by_rule_a3():
+    """Divergence 41 (a Flink bug from 2.1.0, unaligned only), without any hold: after the
+    failover the enumerator assigned split 5 to subtask 1 (flink.log:928) and then took its
+    snapshot of checkpoint 2 (932); the AddSplitEvent waited in the reader's mailbox while its task
+    thread slept before a record (the 10-15 ms pacing), and the urgent trigger of checkpoint 2 ran
+    first: subtask 1 snapshots splits [2] (937) and receives [5] only after (967). The design's
+    A3 delivers a reader's events in the order they were sent, the barrier after them, so the
+    model finds no behaviour; the protocol (which has no splits) and the records (no restore from
+    checkpoint 2) are fine. The run's `--fault delay-first-poll:src:1=400` held the first attempt,
+    which the failover cut short; the same run aligned conforms (docs/conformance.md)."""
+    result = _conform(RUNS / "splits-unaligned-split-event-overtaken")
+    split = result.designs["split-assignment"]
+    assert result.designs["protocol"].conforms
+    assert not split.conforms and not result.conforms
+    assert split.first_unexplained["why"].startswith("A3 deliver: the barrier of checkpoint")
+    assert "subtask 1 snapshot for checkpoint" in split.first_unexplained["event"]
+    assert next(c for c in split.checks if c.name == "splits-read-once").ok

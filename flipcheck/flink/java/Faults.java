@@ -190,6 +190,18 @@ final class Faults {
         }
     }
 
+    /** A source reader's pollNext (on the task thread): delay-first-poll, at its first call. While
+     * it sleeps, the coordinator's events and the next checkpoint's trigger wait in the task's
+     * mailbox together (docs/reference/fault-points.md). */
+    static void polling(String vertex, int subtask) {
+        Point point = armed("delay-first-poll", vertex, subtask, -1);
+        if (point != null) {
+            FIRED.add(point.spec);
+            struck(point.kind, vertex, subtask, "first poll for " + point.value + " ms");
+            sleep(point.value);
+        }
+    }
+
     /** A subtask consumes a record: backpressure (logged once, slept every time). */
     static void consuming(String vertex, int subtask) {
         for (Point point : POINTS) {

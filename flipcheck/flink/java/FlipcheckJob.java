@@ -391,6 +391,7 @@ public class FlipcheckJob {
         public void start() {}
 
         public InputStatus pollNext(ReaderOutput<Long> output) throws Exception {
+            Faults.polling(vertex, pacer.subtask);
             for (RangeSplit split : splits) {
                 if (split.offset < split.count) {
                     pacer.emitNext(split, split.offset + 1, output);
@@ -603,6 +604,7 @@ public class FlipcheckJob {
         }
 
         public InputStatus pollNext(ReaderOutput<Long> output) throws Exception {
+            Faults.polling(vertex, subtask);
             Map.Entry<Integer, RangeSplit> current = splits.firstEntry();
             if (current != null) {
                 RangeSplit split = current.getValue();
