@@ -98,10 +98,15 @@ FAULT_KINDS = MappingProxyType({kind.name: kind for kind in (
               "the synchronous part of SubtaskCheckpointCoordinatorImpl.checkpointState (the task thread): the "
               "acknowledgement follows the asynchronous part"),
     FaultKind("delay-first-poll", None, "ms", ("source",),
-              "sleeps VALUE ms in the reader's first pollNext: split events and the next checkpoint's trigger wait in "
-              "the task's mailbox together",
+              "sleeps VALUE ms in the reader's first pollNext: a split event arriving meanwhile waits in the task's "
+              "mailbox with the next checkpoint's trigger (if it arrives after the poll began: likely, not certain)",
               "the task thread's SourceOperator.emitNext -> SourceReader.pollNext, after SourceOperator.open registered "
               "the reader (StreamTask.dispatchOperatorEvent and triggerCheckpointAsync queue their mails meanwhile)"),
+    FaultKind("delay-after-split-request", "checkpoint", "ms", ("source",),
+              "a lazy source (\"splits\": N): at its first poll after its snapshot of checkpoint AT the reader asks for one "
+              "more split and sleeps VALUE ms: the answer and the next checkpoint's trigger wait in the task's mailbox together",
+              "the task thread's SourceOperator.emitNext -> SourceReader.pollNext, after SourceReaderContext.sendSplitRequest "
+              "(StreamTask.dispatchOperatorEvent and triggerCheckpointAsync queue their mails meanwhile)"),
     FaultKind("backpressure", None, "ms", _FUNCTIONS,
               "sleeps VALUE ms per record the subtask consumes: its input channels fill, its producers back up",
               "the task thread's processElement (StreamOneInputProcessor / StreamTwoInputProcessor)"),
@@ -252,6 +257,9 @@ def check_faults(faults: Sequence[Fault], graph, roles: dict, local_recovery: bo
         if graph.vertex(fault.vertex).extra.get("keyed_state") and fault.kind not in _KEYED_STATE_KINDS:
             raise UsageError(f"{where}: {fault.kind} has no hook in a keyed_state vertex "
                              f"(it takes: {', '.join(_KEYED_STATE_KINDS)})")
+        if fault.kind == "delay-after-split-request" and not graph.vertex(fault.vertex).extra.get("splits"):
+            raise UsageError(f"{where}: {fault.kind} needs a lazy source, one with \"splits\": N (vertex "
+                             f"{fault.vertex!r} is handed its split at registration and never asks)")
         if roles[fault.vertex] not in kind.roles:
             role = roles[fault.vertex].replace('_', ' ')
             raise UsageError(f"{where}: {fault.kind} has no hook in {'an' if role[0] in 'aeiou' else 'a'} {role} vertex "

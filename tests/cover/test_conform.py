@@ -739,8 +739,9 @@ def test_an_unaligned_trigger_that_overtakes_a_split_event_loses_the_split(name)
     enumerator's (taken after the assignment) holds none either. The restore from checkpoint 1
     loses the split: the job FINISHED with src[1]'s 30 records never committed. The protocol's
     checkpoint events are all a behaviour of the model; the end-to-end check catches the loss.
-    The first run is the campaign's (a race at start-up), the second the same race made certain
-    by `--fault delay-first-poll:src:1=400`."""
+    The first run is the campaign's (a race at start-up), the second the same race made likely
+    by `--fault delay-first-poll:src:1=400` (tests/flink/test_flink_split_event_overtaken.py
+    makes it certain, with a lazy source)."""
     run = RUNS / name
     result = _conform(run)
     failing = {c.name: c.detail for c in result.checks if not c.ok}

@@ -269,3 +269,24 @@ def test_an_unaligned_trigger_that_overtakes_a_split_event_is_rejected_by_rule_a
     assert split.first_unexplained["why"].startswith("A3 deliver: the barrier of checkpoint")
     assert "subtask 1 snapshot for checkpoint" in split.first_unexplained["event"]
     assert next(c for c in split.checks if c.name == "splits-read-once").ok
+
+
+def test_a_held_split_request_shows_the_overtaking_and_the_lost_split():
+    """Divergence 41 made certain (`--fault delay-after-split-request:src:1@2=1000 --fault
+    notify-throw:src:0@3`, 2.3.0, unaligned): after its snapshot of checkpoint 2 src[1] asks for a
+    split, split 6 is assigned (flink.log:423) and the reader sleeps (431); checkpoint 3 is
+    triggered and the enumerator snapshots it without split 6 (477-478); the reader snapshots 3
+    with [2, 5] (539) and receives [6] only after (545). src[0]'s throw in its notification of 3
+    restores checkpoint 3: split 6's records are never committed. A3 rejects the reader's
+    snapshot, and both end-to-end checks fail."""
+    run = RUNS / "splits-unaligned-split-request-held-split-lost"
+    result = _conform(run)
+    split = result.designs["split-assignment"]
+    assert split.first_unexplained["why"] == (
+        "A3 deliver: split 6 reached reader 1 before the barrier of checkpoint 3, and the reader snapshot before it "
+        "processed the split")
+    assert split.first_unexplained["line"] == 539
+    assert next(c for c in split.checks if c.name == "splits-read-once").detail.startswith("split 6 of src: record 30 committed 0 times")
+    failing = {c.name for c in result.designs["protocol"].checks if not c.ok}
+    assert failing == {"committed-output"}
+    assert json.loads((run / "run.json").read_text())["records_committed"] == 55

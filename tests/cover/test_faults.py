@@ -73,6 +73,7 @@ def _check(*specs, local_recovery=False):
     (("notify-throw:sink:0@2",), "no hook in a two phase commit sink"),
     (("finish-throw:src:0",), "no hook in a source"),
     (("delay-first-poll:map:0=400",), "no hook in an operator vertex"),
+    (("delay-after-split-request:src:0@2=400",), "needs a lazy source"),
     (("cpu-contention=1", "close-throw:map:0", "finish-throw:map:1", "snapshot-throw:sink:0@3"), "more than 3 faults"),
     (("fail:map:0@3", "fail:map:1@4"), "at most one of"),
     (("lose-taskmanager:map:0@3",), "needs --local-recovery"),

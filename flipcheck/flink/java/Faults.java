@@ -202,6 +202,26 @@ final class Faults {
         }
     }
 
+    /** Whether delay-after-split-request waits for this subtask's first poll after its snapshot
+     * of `checkpointId`. */
+    static boolean armedAfterSplitRequest(String vertex, int subtask, long checkpointId) {
+        return armed("delay-after-split-request", vertex, subtask, checkpointId) != null;
+    }
+
+    /** delay-after-split-request: the reader of a lazy source asked for a split at its first poll
+     * after its snapshot of `checkpointId`; its task thread sleeps now. The answer (an
+     * AddSplitEvent) and the next checkpoint's trigger arrive meanwhile and wait in its mailbox
+     * together (docs/reference/fault-points.md). */
+    static void afterSplitRequest(String vertex, int subtask, long checkpointId) {
+        Point point = armed("delay-after-split-request", vertex, subtask, checkpointId);
+        if (point != null) {
+            FIRED.add(point.spec);
+            struck(point.kind, vertex, subtask, "split request after checkpoint " + checkpointId + " for "
+                    + point.value + " ms");
+            sleep(point.value);
+        }
+    }
+
     /** A subtask consumes a record: backpressure (logged once, slept every time). */
     static void consuming(String vertex, int subtask) {
         for (Point point : POINTS) {

@@ -582,6 +582,7 @@ public class FlipcheckJob {
         boolean ended;
         CompletableFuture<Void> available = new CompletableFuture<>();
         long emitted;
+        long requestAfter;  // a checkpoint just snapshot, for delay-after-split-request (0: none)
 
         LazyReader(String vertex, SourceReaderContext context, long delayMs, long seed, FailPoint fail) {
             this.vertex = vertex;
@@ -598,6 +599,17 @@ public class FlipcheckJob {
             }
         }
 
+        /** delay-after-split-request: at the first poll after the snapshot of its checkpoint, one
+         * more request (a reader may ask at any time), then the task thread sleeps. */
+        void requestAfterSnapshot() {
+            if (requestAfter > 0 && Faults.armedAfterSplitRequest(vertex, subtask, requestAfter)) {
+                requested = true;
+                context.sendSplitRequest();
+                Faults.afterSplitRequest(vertex, subtask, requestAfter);
+            }
+            requestAfter = 0;
+        }
+
         public void start() {
             started = true;
             requestIfLow();
@@ -605,6 +617,7 @@ public class FlipcheckJob {
 
         public InputStatus pollNext(ReaderOutput<Long> output) throws Exception {
             Faults.polling(vertex, subtask);
+            requestAfterSnapshot();
             Map.Entry<Integer, RangeSplit> current = splits.firstEntry();
             if (current != null) {
                 RangeSplit split = current.getValue();
@@ -636,6 +649,7 @@ public class FlipcheckJob {
                     checkpointId, ids(splits.values()));
             Faults.onSourceSnapshot(vertex, checkpointId, emitted);
             Faults.snapshot(vertex, subtask, checkpointId);
+            requestAfter = checkpointId;
             return copies(splits.values());
         }
 
