@@ -73,7 +73,8 @@ from flipcheck.model.protocol.state import BARRIER, DATA, EOD, EOP
 from flipcheck.model.protocol.tasks import end_of_data, finish, receive, receive_notification, receive_trigger_rpc
 
 __all__ = ["OWN_KINDS", "LAGGING_KINDS", "KINDS", "Verdict", "SearchProgress", "observe", "validate", "every_step", "replay_behaviour",
-           "model_label", "MAX_WAITING", "impossible_observation", "BACKTRACK_FLOOR", "shown_by_step"]
+           "model_label", "MAX_WAITING", "impossible_observation", "BACKTRACK_FLOOR", "shown_by_step",
+           "failed_line_follows"]
 
 OWN_KINDS = ("trigger", "trigger-task", "barrier", "ack", "notify", "reported", "failover", "failover-known", "closing")
 LAGGING_KINDS = ("decline", "completed", "failed", "finished", "ended", "snapshot")
@@ -277,6 +278,21 @@ def _remove(waiting: tuple, o: tuple):
         if _matches(o, w):
             return waiting[:i] + waiting[i + 1:]
     return None
+
+
+def failed_line_follows(failovers: Sequence[int], failing: Mapping[int, int], t: int, i: int, window: int) -> bool:
+    """Whether the next failover observation from ``i`` (``failovers``: their indices, in order)
+    is task ``t``'s own FAILED line (``failing``) and comes within ``window``: the search may then
+    take ``t``'s F0 before that line. A task fails where its exception is thrown; its FAILED line
+    comes once the exception has reached its ``Task``, and what the failure set off meanwhile is
+    logged first: another subtask's decline for a shared channel-state file (flip147 facts §4.14;
+    divergence 40).
+
+    >>> failed_line_follows([5, 90], {5: 2, 90: 0}, 2, 3, 40), failed_line_follows([5, 90], {5: 2, 90: 0}, 0, 3, 40)
+    (True, False)
+    """
+    at = bisect.bisect_left(failovers, i)
+    return at < len(failovers) and failovers[at] < i + window and failing.get(failovers[at]) == t
 
 
 class _Search:
@@ -529,9 +545,11 @@ class _Search:
             for current, path in layer:
                 for label, nxt, notes, observed in self._moves_of(current[0]):
                     after = self._step(current, label, nxt, notes, i, observed)
+                    early_failure = label[0] == "fail" and failed_line_follows(
+                        self.failovers, self.failing, label[1], i, self.window)
                     if after is not None and after[0] is not None and (
                             after[0][0] in _EARLY_KINDS or after[0][0] == "closing"
-                            and o[0] in _CLOSING_LINE_AFTER and o[1] == after[0][1]) \
+                            and o[0] in _CLOSING_LINE_AFTER and o[1] == after[0][1] or early_failure) \
                             and self._soon((after[0],), i):
                         # The step came before its line: the line waits like a lagging one.
                         after = (None, after[1][:1] + (_add(after[1][1], (after[0],), self.shows),) + after[1][2:])

@@ -77,8 +77,10 @@ def failed_snapshot_declines(job: Job, s: JobState) -> Steps:
 
 def shared_channel_state_declines(job: Job, s: JobState) -> Steps:
     """F0: in unaligned mode, once a task failed with its snapshot of the pending checkpoint
-    under way (its acknowledgement has not left), any running task whose own snapshot of it is
-    under way may decline it too (``CHANNEL_STATE_SHARED_STREAM_EXCEPTION``). Since Flink 1.17
+    under way (taken at its first barrier and waiting for the others, or its acknowledgement not
+    yet left: the snapshot that threw), any running task whose own snapshot of it is under way
+    the same way may decline it too (``CHANNEL_STATE_SHARED_STREAM_EXCEPTION``): that snapshot
+    ends there, and no acknowledgement follows. Since Flink 1.17
     (channel-state file merging) subtasks of a TaskManager write their unaligned channel state
     into shared files; when one subtask aborts a checkpoint, the writer fails that checkpoint's
     requests of every other subtask sharing its file
@@ -89,16 +91,26 @@ def shared_channel_state_declines(job: Job, s: JobState) -> Steps:
     pending = s.coordinator.pending
     if job.mode != bar.UNALIGNED or pending is None:
         return []
-    if not any(ts.phase == FAILED and any(k == pending.id for k, _ in ts.outbox) for ts in s.tasks):
+    if not any(ts.phase == FAILED and _snapshot_under_way(ts, pending.id) for ts in s.tasks):
         return []
     steps = []
     for t, ts in enumerate(s.tasks):
-        if ts.active and any(k == pending.id for k, _ in ts.outbox):
+        if ts.active and _snapshot_under_way(ts, pending.id):
             n = Step(job, s)
-            n.tasks[t] = ts._replace(outbox=tuple(entry for entry in ts.outbox if entry[0] != pending.id))
+            n.tasks[t] = ts._replace(outbox=tuple(entry for entry in ts.outbox if entry[0] != pending.id),
+                                     snapshot=None if ts.snapshot is not None and ts.snapshot[0] == pending.id
+                                     else ts.snapshot)
             decline(n, t, pending.id, SHARED_CHANNEL_STATE)
             steps.append((("shared-decline", t, pending.id), n))
     return steps
+
+
+def _snapshot_under_way(ts, checkpoint_id: int) -> bool:
+    """The task's snapshot of ``checkpoint_id`` was taken and its acknowledgement has not left;
+    in unaligned mode that includes a snapshot taken at the first barrier, waiting for the others
+    (J5u: the in-flight data is still being written, divergence 40)."""
+    waiting = ts.snapshot is not None and ts.snapshot[0] == checkpoint_id
+    return waiting or any(k == checkpoint_id for k, _ in ts.outbox)
 
 
 def failover(job: Job, s: JobState) -> Steps:

@@ -755,3 +755,42 @@ def test_an_unaligned_trigger_that_overtakes_a_split_event_loses_the_split(name)
     trigger = next(i for i, line in enumerate(lines) if "Trigger checkpoint 1@" in line and src1 in line)
     assert event < trigger
     assert sum("Restoring state for 1 split(s) to reader" in line for line in lines) == 1
+
+
+def test_a_shared_decline_may_come_before_the_failing_tasks_failed_line():
+    """Divergence 40 (settled: validation corrected): short[0]'s snapshot of checkpoint 1 threw
+    (flink.log:256); long[0], sharing its channel-state file, declined 1 (417) before short[0]'s
+    own FAILED line (610), 3 ms later but after 200 lines of stack traces. F0 happens where the
+    exception is thrown; its line comes once the exception has reached the task. The search may
+    take a task's F0 before its FAILED line when that line is the next failover line and near."""
+    run = RUNS / "join-unaligned-shared-decline-before-failed-line"
+    lines = (run / "flink.log").read_text().splitlines()
+    decline = next(i for i, line in enumerate(lines) if "Decline checkpoint 1 by task" in line)
+    failed = next(i for i, line in enumerate(lines) if "Source: short (1/2)#0" in line and "switched from RUNNING to FAILED" in line)
+    assert decline < failed
+    result = _conform(run)
+    assert result.conforms, result.first_unexplained
+    short0 = next(t.index for t in result.job.tasks if t.vertex.startswith("source-short") and t.subtask == 0)
+    long0 = next(t.index for t in result.job.tasks if t.vertex.startswith("source-long") and t.subtask == 0)
+    behaviour = result.verdict.behaviour
+    assert behaviour.index(("fail", short0)) < behaviour.index(("shared-decline", long0, 1))
+
+
+@patches_compiled("flipcheck.properties.protocol_trace_validation", "failed_line_follows")
+def test_without_an_early_failure_the_shared_decline_has_no_reason(monkeypatch):
+    monkeypatch.setattr(protocol_trace_validation, "failed_line_follows", lambda *args: False)
+    result = _conform(RUNS / "join-unaligned-shared-decline-before-failed-line")
+    assert not result.conforms and "has no reason to decline checkpoint 1" in result.first_unexplained["why"]
+
+
+def test_an_unaligned_snapshot_waiting_for_its_barriers_shares_the_file():
+    """Divergence 40's other face (settled: model corrected): sink[0] threw in its snapshot of
+    checkpoint 1, taken at the first of its two barriers (flink.log:201); counter[1], whose
+    snapshot had its first barrier and waited for the second, declined 1 for the shared file.
+    Neither had an acknowledgement ready, which F0's shared decline asked for until now."""
+    result = _conform(RUNS / "union-state-unaligned-shared-decline-at-first-barrier")
+    assert result.conforms, result.first_unexplained
+    sink0 = next(t.index for t in result.job.tasks if t.vertex.startswith("sink"))
+    counter1 = next(t.index for t in result.job.tasks if t.vertex.startswith("counter") and t.subtask == 1)
+    behaviour = result.verdict.behaviour
+    assert behaviour.index(("fail", sink0)) < behaviour.index(("shared-decline", counter1, 1))

@@ -192,3 +192,27 @@ def test_a_task_sharing_the_channel_state_file_of_a_failed_snapshot_may_decline(
     # a failed task whose snapshot had already left (acknowledged) aborts nobody else's
     acknowledged = run(job, [("ack", SRC, 1), ("fail", SRC)], both_snapshotted)
     assert not [label for label in _labels(job, acknowledged) if label[0] == "shared-decline"]
+
+
+def test_an_unaligned_snapshot_waiting_for_barriers_is_under_way_for_the_shared_file():
+    """Divergence 40: an unaligned snapshot is taken at the first barrier and writes the in-flight
+    data until the last (J5u), so a task whose snapshot threw there, or that shares the file of
+    one that did, has its snapshot under way before any acknowledgement is ready. The declining
+    task's snapshot ends: its last barrier makes no acknowledgement."""
+    from flipcheck.model.jobgraph import ALL_TO_ALL, JobGraph
+
+    graph = JobGraph.build([("src", 2), ("sink", 1)], [("src", "sink", ALL_TO_ALL)])
+    job = make_job(graph, mode="unaligned", records=1, failures=1)
+    src0, src1, sink = 0, 1, 2
+    first_barrier = run(job, [("trigger", 1), ("rpc", src0, 1), ("rpc", src1, 1), ("receive", sink, 0, ("B", 1))])
+    assert first_barrier.tasks[sink].snapshot[0] == 1 and first_barrier.tasks[sink].outbox == ()
+    # the sink's snapshot threw at its first barrier: the sources' snapshots shared its file
+    sink_failed = run(job, [("fail", sink)], first_barrier)
+    assert sorted(label for label in _labels(job, sink_failed) if label[0] == "shared-decline") == [
+        ("shared-decline", src0, 1), ("shared-decline", src1, 1)]
+    # a source failed with its acknowledgement not yet left: the waiting sink may decline
+    src_failed = run(job, [("fail", src0)], first_barrier)
+    assert ("shared-decline", sink, 1) in _labels(job, src_failed)
+    declined = run(job, [("shared-decline", sink, 1)], src_failed)
+    assert declined.tasks[sink].snapshot is None and declined.coordinator.pending is None
+    assert run(job, [("receive", sink, 1, ("B", 1))], declined).tasks[sink].outbox == ()
