@@ -794,3 +794,23 @@ def test_an_unaligned_snapshot_waiting_for_its_barriers_shares_the_file():
     counter1 = next(t.index for t in result.job.tasks if t.vertex.startswith("counter") and t.subtask == 1)
     behaviour = result.verdict.behaviour
     assert behaviour.index(("fail", sink0)) < behaviour.index(("shared-decline", counter1, 1))
+
+
+def test_a_failover_with_a_checkpoint_pending_may_use_up_an_id():
+    """Divergence 42 (settled: F1b corrected): checkpoint 9 was pending at the second failover
+    and aborted by a cancelled task's decline; the 2.3.0 scheduler, left running (flip147 facts
+    §4.15), then drew id 10 for a plan that waits for no task (UNKNOWN_CHECKPOINT_ID), and
+    checkpoint 11 came next."""
+    run = RUNS / "join-unaligned-failover-id-used-up-after-pending"
+    log = (run / "flink.log").read_text()
+    assert "Checkpoint needs at least one vertex that commits the checkpoint" in log
+    assert "Triggering checkpoint 10 " not in log and "Triggering checkpoint 11 " in log
+    result = _conform(run)
+    assert result.conforms, result.first_unexplained
+
+
+@patches_compiled("flipcheck.model.protocol.failover", "_trigger_may_be_under_way()")
+def test_without_f1b_the_id_after_a_pending_checkpoint_is_unexplained(monkeypatch):
+    monkeypatch.setattr(failover_rules, "_trigger_may_be_under_way", lambda job, s: False)
+    result = _conform(RUNS / "join-unaligned-failover-id-used-up-after-pending")
+    assert not result.conforms and result.first_unexplained["why"].startswith("C2: the next checkpoint id is 10, not 11")
