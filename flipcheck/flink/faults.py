@@ -110,6 +110,12 @@ FAULT_KINDS = MappingProxyType({kind.name: kind for kind in (
     FaultKind("backpressure", None, "ms", _FUNCTIONS,
               "sleeps VALUE ms per record the subtask consumes: its input channels fill, its producers back up",
               "the task thread's processElement (StreamOneInputProcessor / StreamTwoInputProcessor)"),
+    FaultKind("global-failure", "checkpoint", None, (),
+              "at its snapshot of checkpoint AT a source's split enumerator hands the coordinator an action that throws: "
+              "the JobManager fails the whole job over while AT is pending (a global failure: no task fails)",
+              "SourceCoordinator.checkpointCoordinator -> SplitEnumerator.snapshotState -> SplitEnumeratorContext.callAsync; "
+              "the handler throws in the coordinator thread, SourceCoordinatorContext fails the job (failJob) -> "
+              "DefaultScheduler.handleGlobalFailure"),
     FaultKind("cpu-contention", None, "threads", (),
               "VALUE busy threads in the JVM from before the job's start to its end (some races show only under contention: docs/reference/fault-points.md)",
               "none: it slows every thread of the MiniCluster"),

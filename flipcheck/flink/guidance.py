@@ -45,7 +45,7 @@ from flipcheck.errors import UsageError
 from flipcheck.generators.choices import choice
 
 __all__ = ["MOMENTS", "FaultTemplate", "FAULT_TEMPLATES", "MAX_FAULTS", "moment_of", "fault_for_moment",
-           "faults_for_path", "mutate", "random_faults", "fault_options", "records_per_subtask", "fault_kinds",
+           "faults_for_path", "GLOBAL_FAILURE", "mutate", "random_faults", "fault_options", "records_per_subtask", "fault_kinds",
            "FAIL_SPEC"]
 
 # A run's faults: at most three (issue 26); `--fail` takes one, the job builder's --fault more.
@@ -150,15 +150,26 @@ def _runs_on(graph, spec: str) -> bool:
 def faults_for_path(graph, tasks: Sequence[tuple], states: Sequence, labels: Sequence[tuple],
                     kinds: frozenset | None = None) -> tuple:
     """The faults that steer a run along a model path: one per F0 step (``("fail", t)``) of
-    ``labels``, at the moment its abstract state before it (``states[i]``) shows. ``tasks`` maps
+    ``labels``, at the moment its abstract state before it (``states[i]``) shows, and
+    :data:`GLOBAL_FAILURE` for a failover with no task failed. ``tasks`` maps
     a model task to ``(vertex, subtask)`` of ``graph``. Empty: the path needs no fault (a
     fault-free run, or a mutation, may take it)."""
+    kinds = fault_kinds() if kinds is None else kinds
     faults = []
     for label, before in zip(labels, states):
         if label[0] == "fail" and len(faults) < MAX_FAULTS:
             vertex, subtask = tasks[label[1]]
             faults.append(fault_for_moment(graph, vertex, subtask, moment_of(before, label[1]), kinds))
+        elif label == ("failover",) and len(faults) < MAX_FAULTS and "global-failure" in kinds and \
+                not any(task.phase == "FAILED" for task in before.tasks):
+            faults.append(GLOBAL_FAILURE.format(checkpoint=2 if before.completed else 1))
     return _runnable(tuple(faults))
+
+
+# F1 on its own (a failover with no task failed: the JobManager's own failure, divergence 22):
+# the enumerator fails the job while checkpoint 1 is pending (none completed yet), or 2 (after
+# the first completed), flipcheck.flink.faults.
+GLOBAL_FAILURE = "--fault global-failure@{checkpoint}"
 
 
 def _runnable(faults: tuple) -> tuple:

@@ -11,7 +11,7 @@ from flipcheck.flink.campaign import (CampaignCase, campaign_document, campaign_
                                       encode_round, same_tasks, target_job)
 from flipcheck.flink.conform import conform_files
 from flipcheck.flink.engine import job_spec
-from flipcheck.flink.guidance import (FAULT_TEMPLATES, fault_for_moment, fault_options, faults_for_path, moment_of,
+from flipcheck.flink.guidance import (FAULT_TEMPLATES, GLOBAL_FAILURE, fault_for_moment, fault_options, faults_for_path, moment_of,
                                       mutate, random_faults, records_per_subtask)
 from flipcheck.flink.suite import GRAPHS
 from flipcheck.generators.choices import SeededChooser
@@ -267,3 +267,25 @@ def test_a_campaign_counted_in_another_abstraction_is_not_resumed_into(tmp_path)
     (tmp_path / SETTINGS_FILE).write_text(json.dumps(settings))
     with pytest.raises(UsageError, match="'abstraction'"):
         run_campaign([graph], 2, tmp_path, modes=("aligned",), target_states=500)
+
+
+def test_a_failover_with_no_task_failed_is_steered_by_a_global_failure():
+    """F1 on its own (the JobManager's own failure): the enumerator fails the job while checkpoint
+    1 is pending (`--fault global-failure@1`). The campaign's 1,000 runs never reached such
+    targets, the nearest missed ones: no fault made a global failure."""
+    job = target_job(load_graph(str(GRAPHS / "chain.json")), "aligned")
+    graph = load_graph(str(GRAPHS / "chain.json"))
+    tasks = [(t.vertex, t.subtask) for t in job.tasks]
+    found = targets(job, max_states=3000, abstraction="job")
+    global_failovers = sorted((t for t in found if t.kind == "failover"
+                               and not any(a.phase == "FAILED" for a in t.source.tasks)), key=str)[:2]
+    assert global_failovers
+    paths = shortest_paths(job, global_failovers, max_states=3000, abstraction="job")
+    assert set(paths) == set(global_failovers)
+    for target, labels in paths.items():
+        steps = replay(job, labels)
+        states = [abstract_state(job, job_initial(job))] + [abstract_state(job, s.state) for s in steps]
+        expected = GLOBAL_FAILURE.format(checkpoint=2 if target.source.completed else 1)
+        assert faults_for_path(graph, tasks, states, [s.label for s in steps]) == (expected,)
+        # without the kind (an older job builder) the path asks for nothing it cannot run
+        assert faults_for_path(graph, tasks, states, [s.label for s in steps], kinds=frozenset()) == ()

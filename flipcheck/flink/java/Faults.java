@@ -34,6 +34,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.apache.flink.api.connector.source.SplitEnumeratorContext;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 
 final class Faults {
@@ -219,6 +220,26 @@ final class Faults {
             struck(point.kind, vertex, subtask, "split request after checkpoint " + checkpointId + " for "
                     + point.value + " ms");
             sleep(point.value);
+        }
+    }
+
+    /** A source's split enumerator snapshots checkpoint `checkpointId`: global-failure hands the
+     * coordinator an action that throws (SplitEnumeratorContext.callAsync, whose handler runs in
+     * the coordinator thread). SourceCoordinatorContext catches it and fails the job: a global
+     * failover while the checkpoint is pending, no task fails. (Thrown from snapshotState itself,
+     * it would only fail that checkpoint: checkpointCoordinator completes its future
+     * exceptionally.) */
+    static void enumeratorSnapshot(String vertex, long checkpointId, SplitEnumeratorContext<?> context) {
+        for (Point point : POINTS) {
+            if (point.kind.equals("global-failure") && point.at == checkpointId && FIRED.add(point.spec)) {
+                struck(point.kind, null, -1, "checkpoint " + checkpointId + " in the split enumerator of " + vertex);
+                FlipcheckJob.say("failure_injected", Long.toString(System.currentTimeMillis()));
+                RuntimeException failure = new RuntimeException("flipcheck fault " + point.spec
+                        + ": injected failure in the split enumerator of " + vertex + " at checkpoint " + checkpointId);
+                context.callAsync(() -> null, (ignored, error) -> {
+                    throw failure;
+                });
+            }
         }
     }
 

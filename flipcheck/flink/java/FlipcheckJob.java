@@ -340,10 +340,12 @@ public class FlipcheckJob {
     /** Assigns split i to subtask i, so each subtask emits a known range (the model's J1). */
     /** BatchSnapshot (compat/): the SourceCoordinator snapshots it into batch job events (--batch). */
     static final class RangeEnumerator implements SplitEnumerator<RangeSplit, List<RangeSplit>>, BatchSnapshot {
+        final String vertex;
         final SplitEnumeratorContext<RangeSplit> context;
         final List<RangeSplit> pending;
 
-        RangeEnumerator(SplitEnumeratorContext<RangeSplit> context, List<RangeSplit> pending) {
+        RangeEnumerator(String vertex, SplitEnumeratorContext<RangeSplit> context, List<RangeSplit> pending) {
+            this.vertex = vertex;
             this.context = context;
             this.pending = new ArrayList<>(pending);
         }
@@ -367,6 +369,7 @@ public class FlipcheckJob {
         }
 
         public List<RangeSplit> snapshotState(long checkpointId) {
+            Faults.enumeratorSnapshot(vertex, checkpointId, context);
             return copies(pending);
         }
 
@@ -478,12 +481,12 @@ public class FlipcheckJob {
             for (int i = 0; i < context.currentParallelism(); i++) {
                 all.add(new RangeSplit(i, first + i * records, records, 0));
             }
-            return new RangeEnumerator(context, all);
+            return new RangeEnumerator(vertex, context, all);
         }
 
         public SplitEnumerator<RangeSplit, List<RangeSplit>> restoreEnumerator(
                 SplitEnumeratorContext<RangeSplit> context, List<RangeSplit> pending) {
-            return splits > 0 ? new LazyEnumerator(vertex, context, pending, splits) : new RangeEnumerator(context, pending);
+            return splits > 0 ? new LazyEnumerator(vertex, context, pending, splits) : new RangeEnumerator(vertex, context, pending);
         }
 
         public SimpleVersionedSerializer<RangeSplit> getSplitSerializer() {
@@ -560,6 +563,7 @@ public class FlipcheckJob {
         public void addReader(int subtask) {}
 
         public List<RangeSplit> snapshotState(long checkpointId) {
+            Faults.enumeratorSnapshot(vertex, checkpointId, context);
             SPLITS_LOG.info("flipcheck splits {}: enumerator snapshot for checkpoint {}, pending {}", vertex, checkpointId,
                     ids(pending.values()));
             return copies(pending.values());
