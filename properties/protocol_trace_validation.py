@@ -160,7 +160,7 @@ def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobStat
     own: tuple | None = None
     lagging: list = []
     optional: list = []
-    if kind == "trigger":
+    if kind in ("trigger", "trigger-fails"):
         if any(note[0] == "triggered" for note in notes):
             own = ("trigger", label[1])
     elif kind == "rpc" and s.tasks[label[1]].phase != FINISHED:
@@ -584,11 +584,14 @@ class _Search:
         soon = [self.observations[j] for j in self.early_triggers.get(i, ())]
         if self.observations[i][0] != "trigger" and soon:
             for label, step in trigger(self.job, node[0]):
+                if label[0] != "trigger":
+                    continue   # a failing trigger (C2f) is never taken early
                 after = self._step(node, label, step.freeze(), tuple(step.notes), i)
                 if after is not None and after[0] is not None and after[0] in soon:
                     s, waiting, optional, closed = after[1]
                     node = (s, _add(waiting, (after[0],), self.shows), optional, closed)
                     steps.append(label)
+                break
         return node, tuple(steps)
 
     def expand(self, frontier: dict, i: int, lazy: bool) -> dict:

@@ -233,6 +233,6 @@ def _summary(result) -> str:
             lines.append(f"  first unexplained: {first['file']}:{first['line']}: {first['event']}")
             lines.append(f"    why: {first['why']}")
     for fault in getattr(result, "faults", ()):
-        lines.append(f"fault {fault['kind']}: {fault['task'] or ('the job' if fault['kind'] == 'global-failure' else 'the JVM')}" + (f", {fault['at']}" if fault['at'] else "")
+        lines.append(f"fault {fault['kind']}: {fault['task'] or ('the JVM' if fault['kind'] == 'cpu-contention' else 'the job')}" + (f", {fault['at']}" if fault['at'] else "")
                      + f" ({fault['line']})")
     return "\n".join(lines) + "\n"

@@ -55,7 +55,7 @@ from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCO
 from flipcheck.reference_impl.user_variants import UserVariantError
 
 __all__ = ["Check", "Conformance", "RunDirectory", "Tasks", "conform", "conform_files", "model_job", "observations_of",
-           "read_run_directory", "render_conformance", "flink_task_names", "plans_from", "ids_check", "ids_per_failover", "vertex_names",
+           "read_run_directory", "render_conformance", "flink_task_names", "plans_from", "ids_check", "ids_per_failover", "coordinator_failures", "vertex_names",
            "FLAG_KEYS", "REJECTED_BUDGET", "committed_output_check", "job_finished_check", "committed_counts", "failing_tasks"]
 
 # The vertex flags a run's job graph lends the plan's vertices (the plan cannot show them).
@@ -205,7 +205,8 @@ def vertex_names(plan: dict) -> dict[str, str]:
 
 
 def model_job(plan: dict, run: RunDirectory | None = None, protocol: str = CORRECT_PROTOCOL,
-              mode: str = "aligned", failures: int = 0, ids_used_up: int = 1) -> tuple[JobGraph, Job]:
+              mode: str = "aligned", failures: int = 0, ids_used_up: int = 1,
+              coordinator_failures: bool = False) -> tuple[JobGraph, Job]:
     """The plan's job graph (vertex flags from the ``run`` that produced it, matched by Flink
     job vertex id; sources without records) and the model job that validates a run of it."""
     try:
@@ -226,7 +227,7 @@ def model_job(plan: dict, run: RunDirectory | None = None, protocol: str = CORRE
     # FLIP-147 on or off is the protocol's to say (--protocol pre-flip-147), not the run's.
     graph = JobGraph.build(vertices, graph.edges)
     job = Job(graph, mode=mode, records=0, checkpoints=0, failures=failures, protocol=protocol_named(protocol),
-              periodic_timer=True, ids_per_failover=ids_used_up)
+              periodic_timer=True, ids_per_failover=ids_used_up, coordinator_failures=coordinator_failures)
     return graph, job
 
 
@@ -276,13 +277,16 @@ def _millis(logged: str) -> int | None:
 
 def failing_tasks(observed: Sequence[tuple], tasks: Tasks) -> dict[int, int]:
     """For each failover observation a task's own line shows (its switch to FAILED, or the
-    decline its failing snapshot sent first), that task: F0 fails it and no other."""
+    decline its failing snapshot sent first), that task: F0 fails it and no other. A global
+    failure's line (the JobManager's own, divergence 22) is no task's: -1, so only F1 shows it."""
     found = {}
     for j, (o, e) in enumerate(observed):
         if o == ("failover",) and e.kind in ("task-state", "execution-state", "decline"):
             t = tasks.task(e.identity)
             if t is not None:
                 found[j] = t
+        elif o == ("failover",) and e.kind == "global-failure":
+            found[j] = -1
     return found
 
 
@@ -418,6 +422,31 @@ def ids_check(observed: list, reading: LogReading | None = None) -> Check:
     return Check("ids-in-order", True, f"triggered 1..{last_trigger} one by one{burned}; completions in increasing order")
 
 
+def coordinator_failures(reading: LogReading) -> bool:
+    """Whether the log shows a checkpoint that failed as it was triggered, no task ever hearing
+    of it: its trigger line, its failure line followed by "Trigger checkpoint failure", and no
+    trigger RPC, barrier, snapshot or decline of it. Only then does the model get C2f (a
+    coordinator's snapshot failing the trigger, flip147 facts §4.16): the step doubles every
+    trigger's choices, which a search pays for."""
+    triggered, heard, failures = set(), set(), []
+    for e in reading.events:
+        if e.kind == "trigger":
+            triggered.add(e.checkpoint)
+        elif e.kind == "failed":
+            failures.append(e)
+        elif e.kind in ("trigger-task", "barrier", "ack", "decline", "checkpoint-started", "aligned"):
+            heard.add(e.checkpoint)
+    files: dict = {}
+    for e in failures:
+        if e.checkpoint in triggered and e.checkpoint not in heard:
+            if e.file not in files:
+                files[e.file] = Path(e.file).read_text(errors="replace").splitlines()
+            lines = files[e.file]
+            if e.line < len(lines) and "Trigger checkpoint failure" in lines[e.line]:
+                return True
+    return False
+
+
 def ids_per_failover(reading: LogReading) -> int:
     """F1b's bound for the model: the most triggers that failed with no pending checkpoint
     (``UNKNOWN_CHECKPOINT_ID``) the log shows between two trigger lines; each may have used up
@@ -533,7 +562,7 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
         return _batch_run(plan, reading, run, run_designs)
     failures = sum(1 for e in reading.events if e.kind == "execution-state" and e.detail.endswith(" to FAILED")
                    or e.kind == "global-failure")
-    _, job = model_job(plan, run, protocol, mode, failures, ids_per_failover(reading))
+    _, job = model_job(plan, run, protocol, mode, failures, ids_per_failover(reading), coordinator_failures(reading))
     tasks = Tasks(plan, job.graph, job)
     observed, observations, visible, hidden = observations_of(reading, tasks)
     _, spec = model_job(plan, run, CORRECT_PROTOCOL, mode, failures)

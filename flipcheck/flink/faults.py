@@ -110,6 +110,12 @@ FAULT_KINDS = MappingProxyType({kind.name: kind for kind in (
     FaultKind("backpressure", None, "ms", _FUNCTIONS,
               "sleeps VALUE ms per record the subtask consumes: its input channels fill, its producers back up",
               "the task thread's processElement (StreamOneInputProcessor / StreamTwoInputProcessor)"),
+    FaultKind("coordinator-snapshot-throw", "checkpoint", None, (),
+              "a source's split enumerator throws in its snapshot of checkpoint AT: that checkpoint fails as it is "
+              "triggered, before any task hears of it; the job runs on",
+              "CheckpointCoordinator.startTriggeringCheckpoint -> OperatorCoordinatorHolder.checkpointCoordinator -> "
+              "SourceCoordinator.checkpointCoordinator -> SplitEnumerator.snapshotState; the exception completes the "
+              "coordinator checkpoint's future exceptionally -> CheckpointCoordinator.onTriggerFailure"),
     FaultKind("global-failure", "checkpoint", None, (),
               "at its snapshot of checkpoint AT a source's split enumerator hands the coordinator an action that throws: "
               "the JobManager fails the whole job over while AT is pending (a global failure: no task fails)",

@@ -75,6 +75,7 @@ _STEP_TEXT = {
     "rpc": lambda job, name, lb: f"trigger RPC {lb[2]}",
     "report-finished": lambda job, name, lb: f"{name(lb[1])} FINISHED (report)",
     "trigger": lambda job, name, lb: "trigger",
+    "trigger-fails": lambda job, name, lb: "trigger (coordinator snapshot fails)",
     "stop-with-savepoint": lambda job, name, lb: "stop-with-savepoint (no drain)",
     "fail": lambda job, name, lb: "FAILED",
     "fail-decline": lambda job, name, lb: f"decline {lb[2]} (snapshot threw)",

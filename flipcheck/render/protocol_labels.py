@@ -78,6 +78,8 @@ def describe_label(job: Job, label: tuple) -> str:
         return f"coordinator receives {job.name(label[1])}'s FINISHED report"
     if kind == "trigger":
         return "coordinator triggers a checkpoint"
+    if kind == "trigger-fails":
+        return "coordinator triggers a checkpoint, and an operator coordinator's snapshot fails it before any task hears of it"
     if kind == "stop-with-savepoint":
         return "coordinator stops the job with a savepoint without drain (synchronous savepoint)"
     if kind == "fail":
@@ -99,7 +101,7 @@ def checkpoint_of(label: tuple, notes: tuple = ()) -> int | None:
     kind = label[0]
     if kind in ("ack", "notify", "rpc", "fail-decline", "shared-decline"):
         return label[2]
-    if kind in ("trigger", "stop-with-savepoint"):
+    if kind in ("trigger", "trigger-fails", "stop-with-savepoint"):
         return label[1] if len(label) > 1 else None
     if kind == "receive" and label[3][0] in (BARRIER, CANCEL):
         return label[3][1]

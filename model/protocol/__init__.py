@@ -114,6 +114,10 @@ Coordinator (:mod:`.coordinator`)
 * C2 one checkpoint at a time (Flink's default ``max-concurrent-checkpoints`` 1); the plan comes
   from the coordinator's *view* (FINISHED reports received so far) via the plan spec; a declined
   plan starts nothing (flip147 facts §1.3: pre-flight failures take no id).
+* C2f (``Job(coordinator_failures=True)``, for trace validation) an operator coordinator's
+  snapshot may fail a checkpoint as it is triggered: its id is taken and its trigger logged, no
+  task is triggered, and the checkpoint fails ("Trigger checkpoint failure": a FLIP-27 source's
+  enumerator whose ``snapshotState`` throws; flip147 facts §4.16).
 * C3 while some source still has data at most ``checkpoints`` checkpoints start (the model's
   bound on the periodic timer); afterwards the coordinator triggers again whenever it learned
   something since its last trigger (a report arrived), so the bound never starves the finishing

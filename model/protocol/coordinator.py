@@ -17,7 +17,7 @@ docstring (:mod:`flipcheck.model.protocol`); each function cites the rules it en
 from __future__ import annotations
 
 from .state import (
-    COORDINATOR_SUSPEND, END_OF_DATA, FINISHED, NO_STOP_ID, RUNNING, TASK_CLOSING, JobState, Pending, RestorePoint, Snapshot,
+    COORDINATOR_FAILURE, COORDINATOR_SUSPEND, END_OF_DATA, FINISHED, NO_STOP_ID, RUNNING, TASK_CLOSING, JobState, Pending, RestorePoint, Snapshot,
 )
 from .step import Step, Steps, replaced
 from .structure import Job
@@ -82,7 +82,25 @@ def trigger(job: Job, s: JobState) -> Steps:
     else:
         n.coord = c._replace(started_with_data=c.started_with_data + with_data, learned=False)
         start_pending(n, plan)
+        if job.coordinator_failures:
+            return [(("trigger", c.last_id + 1), n), (("trigger-fails", c.last_id + 1), _coordinator_failure(job, s, with_data, plan))]
     return [(("trigger", c.last_id + 1), n)]
+
+
+def _coordinator_failure(job: Job, s: JobState, with_data: bool, plan: tuple) -> Step:
+    """C2f: the checkpoint is triggered (its id taken, its line logged) and an operator
+    coordinator's snapshot fails before any task is triggered: the coordinators' snapshots come
+    first (recovery facts §3.5), and ``SourceCoordinator.checkpointCoordinator`` completes its
+    future exceptionally when the enumerator's ``snapshotState`` throws, so
+    ``CheckpointCoordinator`` fails the checkpoint ("Trigger checkpoint failure", flip147 facts
+    §4.16). No task hears of it."""
+    c = s.coordinator
+    n = Step(job, s)
+    n.coord = c._replace(started_with_data=c.started_with_data + with_data, learned=False)
+    start_pending(n, plan)
+    n.rpcs = s.rpcs
+    abort_pending(n, COORDINATOR_FAILURE)
+    return n
 
 
 def stop_with_savepoint(job: Job, s: JobState) -> Steps:

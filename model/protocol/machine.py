@@ -76,13 +76,14 @@ COORDINATOR_ACTIONS: tuple[Callable[..., Any], ...] = (
 
 #: Every rule of the package docstring, in its order (J5u, C3p and F1b are sub-rules).
 RULES = ("J1", "J2", "J3", "J4", "J5", "J5u", "J6", "J7", "J8", "J9", "S1", "S2", "S3", "S4",
-         "C1", "C2", "C3", "C3p", "C4", "C5", "C6", "C7", "C8", "F0", "F1", "F1b")
+         "C1", "C2", "C2f", "C3", "C3p", "C4", "C5", "C6", "C7", "C8", "F0", "F1", "F1b")
 #: Rules no exploration can take, and why: each needs Flink's own timer or the job's end, which
 #: only trace validation reads (``Job(periodic_timer=True)`` never ends an exploration: ids grow).
 NOT_EXPLORED = {
     "C3p": "Flink's own periodic timer (Job(periodic_timer=True)): trace validation only",
     "F1b": "a failover using up an id needs Flink's own timer (C3p): trace validation only",
     "C8": "past the end of the job (suspend_at_job_end): trace validation only",
+    "C2f": "a coordinator's failing snapshot (Job(coordinator_failures=True)): trace validation only",
 }
 
 
@@ -116,6 +117,8 @@ def rules_of(job: Job, s: JobState, label: tuple, notes: tuple, nxt: JobState | 
         found = ("S3",) if job.tasks[label[1]].sink_v2 else ("J8",)
     elif kind == "trigger":
         found = ("C2", "C3p") if job.periodic_timer else ("C2", "C3")
+    elif kind == "trigger-fails":
+        found = ("C2", "C2f", "C3p") if job.periodic_timer else ("C2", "C2f", "C3")
     elif kind == "failover":
         restored = any(n[0] == "failover" and n[1] for n in notes)
         found = ("F1", "S4") if restored and any(t.sink_v2 for t in job.tasks) else ("F1",)

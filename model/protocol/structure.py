@@ -79,11 +79,13 @@ class Job:
     bound by Flink's own timer (C3p): trace validation needs it, exploration never does.
     ``ids_per_failover`` bounds the checkpoint ids one failover may use up with that timer (F1b);
     trace validation reads it from the log (failed triggers without an id).
+    ``coordinator_failures`` lets an operator coordinator's snapshot fail a checkpoint as it is
+    triggered (C2f): trace validation turns it on, exploration never does.
     """
 
     def __init__(self, graph: JobGraph, mode: str = bar.ALIGNED, records: int = 1, checkpoints: int = 1,
                  failures: int = 0, protocol: Protocol | None = None, stop_with_savepoint: bool = False,
-                 periodic_timer: bool = False, ids_per_failover: int = 1):
+                 periodic_timer: bool = False, ids_per_failover: int = 1, coordinator_failures: bool = False):
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r} (expected one of {', '.join(MODES)})")
         for name, value in (("records", records), ("checkpoints", checkpoints), ("failures", failures),
@@ -104,6 +106,7 @@ class Job:
         self.failures = failures
         self.periodic_timer = periodic_timer
         self.ids_per_failover = ids_per_failover
+        self.coordinator_failures = coordinator_failures
         self.protocol = protocol or Protocol()
         self.after_finished = graph.checkpoints_after_tasks_finished and self.protocol.checkpoints_after_tasks_finished
         self._expand(records)

@@ -814,3 +814,32 @@ def test_without_f1b_the_id_after_a_pending_checkpoint_is_unexplained(monkeypatc
     monkeypatch.setattr(failover_rules, "_trigger_may_be_under_way", lambda job, s: False)
     result = _conform(RUNS / "join-unaligned-failover-id-used-up-after-pending")
     assert not result.conforms and result.first_unexplained["why"].startswith("C2: the next checkpoint id is 10, not 11")
+
+
+def test_a_coordinator_snapshot_that_fails_fails_its_checkpoint_before_any_task_hears_of_it():
+    """Divergence 43 (settled: C2f added; found by trying the fault that became global-failure):
+    the split enumerator's snapshotState threw for checkpoint 2 (`--fault
+    coordinator-snapshot-throw@2`, flink.log:362); SourceCoordinator completed the coordinator
+    checkpoint's future exceptionally and checkpoint 2 failed as it was triggered (368, "Trigger
+    checkpoint failure"); no task got a trigger RPC or barrier of 2, and the job ran on."""
+    run = RUNS / "chain-coordinator-snapshot-throw"
+    log = (run / "flink.log").read_text()
+    assert "Trigger checkpoint failure" in log and "Trigger checkpoint 2@" not in log
+    result = _conform(run)
+    assert result.conforms, result.first_unexplained
+    assert ("trigger-fails", 2) in result.verdict.behaviour
+
+
+def test_a_global_failure_is_a_failover_with_no_task_failed():
+    """`--fault global-failure@1`: the enumerator's async action threw in the coordinator thread
+    (flink.log:299), and the JobManager recovered from a global failure (315) while checkpoint 1
+    was pending: F1 on its own (divergence 22), no task FAILED."""
+    run = RUNS / "chain-global-failure"
+    log = (run / "flink.log").read_text()
+    assert "Trying to recover from a global failure." in log and "switched from RUNNING to FAILED" not in log
+    result = _conform(run)
+    assert result.conforms, result.first_unexplained
+    labels = result.verdict.behaviour
+    assert ("failover",) in labels and not [label for label in labels if label[0] == "fail"]
+    struck = result.as_json()["faults"]
+    assert [(f["kind"], f["at"]) for f in struck] == [("global-failure", "checkpoint 1 in the split enumerator of src")]

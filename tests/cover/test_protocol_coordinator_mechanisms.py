@@ -219,3 +219,23 @@ def test_an_unaligned_snapshot_waiting_for_barriers_is_under_way_for_the_shared_
     declined = run(job, [("shared-decline", sink, 1)], src_failed)
     assert declined.tasks[sink].snapshot is None and declined.coordinator.pending is None
     assert run(job, [("receive", sink, 1, ("B", 1))], declined).tasks[sink].outbox == ()
+
+
+@pytest.mark.parametrize("coordinator_failures", [False, True])
+def test_a_coordinators_failing_snapshot_fails_the_checkpoint_before_any_task_hears_of_it(coordinator_failures):
+    """C2f (flip147 facts §4.16): only with ``coordinator_failures`` (trace validation), a trigger
+    may take its id and fail at once, with no trigger RPC sent; the next trigger takes the next id."""
+    from flipcheck.model.protocol import Job
+    from flipcheck.model.protocol.state import COORDINATOR_FAILURE
+
+    job = Job(example_graph("pair"), records=1, periodic_timer=True, coordinator_failures=coordinator_failures)
+    state = run(job, [])
+    failing = [label for label in _labels(job, state) if label[0] == "trigger-fails"]
+    if not coordinator_failures:
+        assert failing == []
+        return
+    assert failing == [("trigger-fails", 1)]
+    assert ("aborted", 1, COORDINATOR_FAILURE, None) in _notes(job, state, failing[0])
+    failed = run(job, failing, state)
+    assert failed.coordinator.pending is None and failed.rpcs == state.rpcs and failed.coordinator.last_id == 1
+    assert ("trigger", 2) in _labels(job, failed)

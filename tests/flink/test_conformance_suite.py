@@ -25,10 +25,28 @@ def runs(tmp_path_factory):
     return get
 
 
-def _report(conformance, failing: dict) -> str:
+def _kept(out: Path) -> str:
+    """A run that does not conform is kept where pytest's temporary folders do not reach
+    (``$FLIPCHECK_KEPT_RUNS``, default ``$XDG_CACHE_HOME/flipcheck/kept-runs``): runs are not
+    repeatable, and a finding must be stored as a fixture once settled (docs/conformance.md)."""
+    import os
+    import shutil
+    import time
+
+    base = Path(os.environ.get("FLIPCHECK_KEPT_RUNS")
+                or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "flipcheck" / "kept-runs")
+    target = base / f"{out.parent.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    shutil.copytree(out, target, dirs_exist_ok=True)
+    return f"the run is kept in {target}"
+
+
+def _report(conformance, failing: dict, out: Path | None = None) -> str:
     """What a reader of CI output needs when a real run does not conform: the failing checks,
-    the rule, and the log lines around the first unexplained event (runs are not repeatable)."""
+    the rule, the log lines around the first unexplained event (runs are not repeatable), and
+    where the run was kept."""
     lines = [f"{name}: {detail}" for name, detail in failing.items()]
+    if out is not None:
+        lines.append(_kept(out))
     first = conformance.first_unexplained
     if first is not None:
         lines.append(f"first unexplained: {first['file']}:{first['line']}: {first['event']}")
@@ -56,10 +74,10 @@ def test_a_real_run_conforms(runs, case):
     if case.expect_loss:
         # FLIP-147 off: the run is a behaviour of the pre-FLIP-147 model; whatever its sinks lost
         # is the end-of-job loss FLIP-147 removes, not a model failure.
-        assert "model" not in failing, _report(conformance, failing)
-        assert set(failing) <= {"committed-output"}, _report(conformance, failing)
+        assert "model" not in failing, _report(conformance, failing, out)
+        assert set(failing) <= {"committed-output"}, _report(conformance, failing, out)
     else:
-        assert conformance.conforms, _report(conformance, failing)
+        assert conformance.conforms, _report(conformance, failing, out)
         assert result.records_committed == result.records_expected
 
 

@@ -223,7 +223,8 @@ final class Faults {
         }
     }
 
-    /** A source's split enumerator snapshots checkpoint `checkpointId`: global-failure hands the
+    /** A source's split enumerator snapshots checkpoint `checkpointId`: coordinator-snapshot-throw
+     * throws, which fails that checkpoint only; global-failure hands the
      * coordinator an action that throws (SplitEnumeratorContext.callAsync, whose handler runs in
      * the coordinator thread). SourceCoordinatorContext catches it and fails the job: a global
      * failover while the checkpoint is pending, no task fails. (Thrown from snapshotState itself,
@@ -231,6 +232,12 @@ final class Faults {
      * exceptionally.) */
     static void enumeratorSnapshot(String vertex, long checkpointId, SplitEnumeratorContext<?> context) {
         for (Point point : POINTS) {
+            if (point.kind.equals("coordinator-snapshot-throw") && point.at == checkpointId && FIRED.add(point.spec)) {
+                // Thrown here: SourceCoordinator.checkpointCoordinator fails checkpoint K, the job runs on.
+                struck(point.kind, null, -1, "checkpoint " + checkpointId + " in the split enumerator of " + vertex);
+                throw new RuntimeException("flipcheck fault " + point.spec + ": injected failure in the snapshot of the "
+                        + "split enumerator of " + vertex + " at checkpoint " + checkpointId);
+            }
             if (point.kind.equals("global-failure") && point.at == checkpointId && FIRED.add(point.spec)) {
                 struck(point.kind, null, -1, "checkpoint " + checkpointId + " in the split enumerator of " + vertex);
                 FlipcheckJob.say("failure_injected", Long.toString(System.currentTimeMillis()));
