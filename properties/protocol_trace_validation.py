@@ -70,6 +70,7 @@ from flipcheck.model.protocol.coordinator import (
 )
 from flipcheck.model.protocol.failover import failover, task_failure
 from flipcheck.model.protocol.state import BARRIER, DATA, EOD, EOP
+from flipcheck.model.protocol.switches import overridden
 from flipcheck.model.protocol.tasks import end_of_data, finish, receive, receive_notification, receive_trigger_rpc
 
 __all__ = ["OWN_KINDS", "LAGGING_KINDS", "KINDS", "Verdict", "SearchProgress", "observe", "validate", "every_step", "replay_behaviour",
@@ -113,6 +114,8 @@ DEFAULT_WINDOW = 40
 MAX_FRONTIER = 5_000
 # Model states whose steps the search keeps (:meth:`_Search._moves_of`), at most.
 MAX_CACHED_STATES = 50_000
+# Nodes known to explain the observation at hand in no way (:meth:`_Search.expand`), at most.
+MAX_DEAD_NODES = 1_000_000
 # Observations explained again, every way, when the lazy search gets stuck.
 DEFAULT_BACKTRACK = 6
 # States one backtrack may search: this many, or as many as the search took to get there if
@@ -306,6 +309,7 @@ class _Search:
         self.depth, self.budget, self.window = depth, budget, window
         self.states = 0
         self.full_layers = False                    # see validate()
+        self.prune = True                           # see validate()
         self.failing: dict = {}                     # see validate()
         self.at, self.frontier_size = 0, 1          # the observation being explained, from how many nodes
         self.progress: Callable[[SearchProgress], None] | None = None
@@ -340,13 +344,14 @@ class _Search:
         # and the model's steps from it are the same every time. Emptied when full (memory).
         self._moves: dict = {}
         self._shown: dict = {}
+        self._final_wait_is_the_models = not {"may_finish", "finish_waits_for"} & set(overridden(job.protocol))
 
     def never(self, node: tuple, i: int, start: int) -> bool:
         """Whether no state reachable from ``node``, the frontier of observation ``start``, shows
         observation ``i``: its checkpoint can never be (again) triggered, completed or
         acknowledged, since ids only grow and each is pending once (C2, C5, F1), or a completion
-        lacks an acknowledgement that no line from ``start`` on shows (C5). No step already
-        taken owes its line. A backtrack from such nodes cannot help."""
+        lacks an acknowledgement that no line from ``start`` on shows (C5). No step already taken
+        owes its line. A backtrack from such nodes cannot help."""
         s, waiting, optional, _ = node
         o = self.observations[i]
         if o in waiting or o in optional:
@@ -366,6 +371,56 @@ class _Search:
             t, k = o[1], o[2]
             return c.last_id > k or c.last_id == k and (p is None or p.id != k or bool(p.acked >> t & 1))
         return False
+
+    def hopeless(self, node: tuple, i: int) -> bool:
+        """Whether no silent steps from ``node`` reach a step that shows observation ``i``:
+        :meth:`never`, or a task closes that first needs a notification (J7, J8), or ends its
+        input that first needs an upstream task to finish (J3, J7), steps whose own lines the
+        log would show first. Only silent steps are searched between two lines, so the search
+        drops such a node (and shares the nodes it found hopeless, :meth:`expand`)."""
+        if self.never(node, i, i):
+            return True
+        o = self.observations[i]
+        if o in node[1] or o in node[2]:
+            return False
+        if o[0] == "closing":
+            return self._awaits_a_shown_notification(node, o[1])
+        if o[0] == "ended":
+            return self._an_input_stays_open(node, o[1])
+        return False
+
+    def _restores_show(self, node: tuple) -> bool:
+        """No restore (F1) is taken silently from ``node``: the log shows failovers, and no
+        failure's line came whose restore is still to be taken."""
+        return (self.shows(("failover",)) and self.shows(("failover-known",))
+                and not node[3] >> len(self.job.tasks) & 1)
+
+    def _an_input_stays_open(self, node: tuple, t: int) -> bool:
+        """J3: task ``t``'s input ends with EndOfPartition on every input, and one of them has
+        none on its way from an upstream task that has not finished: only that task's finish
+        sends it (J7), a step whose closing line the log shows (but once that line came, flip147
+        facts §4.4), so no silent step ends ``t``'s input."""
+        s, _, _, closed = node
+        ts = s.tasks[t]
+        if ts.handler is None or not self._restores_show(node):
+            return False
+        for local, c in enumerate(self.job.tasks[t].inputs):
+            u = self.job.channels[c].source
+            if (ts.handler.open >> local & 1 and s.tasks[u].phase != FINISHED and not closed >> u & 1
+                    and self.shows(("closing", u)) and not any(m[0] == EOP for m in s.queues[c])):
+                return True
+        return False
+
+    def _awaits_a_shown_notification(self, node: tuple, t: int) -> bool:
+        """J7: task ``t``, its data ended, may not close before a checkpoint at least as new as
+        its final one completed and it was notified (flip147 facts §3.1, ``finalCheckpointMinId``),
+        and only a notification (J8) or a restore (F1) changes that: steps whose own lines the
+        log shows, so none is taken silently (but F1 once a failure's line came). Only the
+        model's own J7 is known to wait so: a protocol that overrides it is never judged here."""
+        s = node[0]
+        return (self._final_wait_is_the_models and s.tasks[t].phase == END_OF_DATA
+                and self.shows(("notify", t, 0)) and self._restores_show(node)
+                and "final checkpoint" in self.job.protocol.finish_waits_for(self.job, s, t))
 
     def finish_refuted_by(self, node: tuple, t: int, i: int) -> int | None:
         """The first observation from ``i`` on, before the next failover, that task ``t`` could not
@@ -487,14 +542,25 @@ class _Search:
             return ("closing", channel.source) in waiting
         return False
 
-    def children(self, node: tuple, i: int) -> Iterator[tuple]:
+    def children(self, node: tuple, i: int, dead: Mapping[tuple, int] | None = None,
+                 reached: dict | None = None) -> Iterator[tuple]:
         """Every way to explain observation ``i`` from ``node``: ``(silent steps, path, node')``,
         fewest silent steps first. After the ways with ``d`` silent steps comes ``(d, None,
         None)``: a caller that needs no more silent steps stops there, before the nodes ``d + 1``
-        steps away are searched (most observations are explained with no silent step at all)."""
+        steps away are searched (most observations are explained with no silent step at all).
+        ``dead``: nodes known to explain ``i`` in no way within the number of silent steps they
+        map to; one reached with no more steps left than that is not searched (it would yield
+        nothing, nor would any node after it), nor is a :meth:`hopeless` one (unless ``prune``
+        is off). ``reached`` gets every node searched and the fewest
+        silent steps that reached it."""
         job, o = self.job, self.observations[i]
+        dead = dead if dead is not None else {}
+        if self.prune and (dead.get(node, -1) >= self.depth or self.hopeless(node, i)):
+            return
         layer: list = [(node, ())]
         seen = {node}
+        if reached is not None:
+            reached[node] = 0
         for d in range(self.depth + 1):
             for current, path in layer:
                 if self.states > self.budget:
@@ -555,10 +621,13 @@ class _Search:
                         after = (None, after[1][:1] + (_add(after[1][1], (after[0],), self.shows),) + after[1][2:])
                     if after is None or after[0] is not None:
                         continue
-                    if after[1] not in seen:
+                    if after[1] not in seen and not (self.prune and (dead.get(after[1], -1) >= self.depth - d - 1
+                                                                      or self.hopeless(after[1], i))):
                         seen.add(after[1])
                         self.counted()
                         following.append((after[1], path + (label,)))
+                        if reached is not None:
+                            reached[after[1]] = d + 1
             layer = following
             if not layer:
                 return
@@ -609,9 +678,13 @@ class _Search:
             # channel is a race the log rarely shows; try the task having received it too.
             eager, steps = self.eager(node, i)
             starts.setdefault(eager, (path + steps, marks))
+        # Frontier nodes differ in how their past went, and their silent steps soon meet: a node
+        # from which no way explains ``i`` is searched once, not once per frontier node reaching it.
+        dead: dict = {}
         for node, (path, marks) in starts.items():
             best = None
-            for d, steps, nxt in self.children(node, i):
+            reached: dict | None = {} if self.prune and len(dead) < MAX_DEAD_NODES else None
+            for d, steps, nxt in self.children(node, i, dead, reached):
                 if steps is None:   # every way with d silent steps was tried
                     if lazy and best is not None and not self.full_layers:
                         break       # lazy: the ways with the fewest silent steps are all there
@@ -623,6 +696,9 @@ class _Search:
                     found[nxt] = (path + steps, marks + (len(path) + len(steps),))
                 if len(found) >= MAX_FRONTIER or self.states > self.budget:
                     return found
+            if best is None and reached and self.states <= self.budget:
+                for dead_node, d in reached.items():   # searched to the end: none of them explains i
+                    dead[dead_node] = max(dead.get(dead_node, -1), self.depth - d)
         return found
 
     def counted(self) -> None:
@@ -657,7 +733,7 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
              backtrack: int = DEFAULT_BACKTRACK, plans_from: Mapping[int, int] | None = None,
              progress: Callable[[SearchProgress], None] | None = None, progress_every: float = 2.0,
              where: Callable[[int], str] | None = None, full_layers: bool = False,
-             failing: Mapping[int, int] | None = None) -> Verdict:
+             failing: Mapping[int, int] | None = None, prune: bool = True) -> Verdict:
     """Whether ``observations`` (in log order) are what some behaviour of ``job`` shows.
     ``visible``: the observation kinds the log can show (default: every kind); steps whose
     observation is of another kind, or a ``(kind, task)`` in ``hidden``, are silent. ``depth``
@@ -677,7 +753,10 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
     it can be (every way, not only the lazy one). ``full_layers``: the lazy search stops only at
     a way with more silent steps than the fewest, so it first searches the states one silent
     step further, as it did before it learned to stop: the same verdict, more states searched
-    (for the test that compares both; docs/conformance.md, "Cost").
+    (for the test that compares both; docs/conformance.md, "Cost"). ``prune``: between two lines
+    the search drops the nodes from which no silent steps can show the next line
+    (:meth:`_Search.hopeless`), and searches a node from which none did only once: fewer states,
+    the same behaviours found; off, it searches them all (for the test that compares both).
 
     The first unexplained observation is the first one that no behaviour found explains
     together with every observation before it, where a behaviour must stay consistent with
@@ -689,6 +768,7 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
     search = _Search(job, observations, shown, frozenset(hidden), depth, budget, window, plans_from)
     search.failing = dict(failing or {})
     search.full_layers = full_layers
+    search.prune = prune
     search.progress, search.progress_every = progress, progress_every
     frontiers: list = [{(initial_state(job), (), (), 0): ((), ())}]
     # An observation no behaviour shows, whatever came before: the search stops there.

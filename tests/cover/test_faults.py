@@ -226,9 +226,9 @@ def test_the_end_of_input_run_gets_past_the_failed_source_s_own_decline_and_its_
     """Divergences 26 and 27 (docs/conformance.md), settled by correcting the model: short[0]'s
     snapshot of checkpoint 1 threw and it declined checkpoint 1 itself ("Task has failed.", line
     502; F0's failed_snapshot_declines), and join[1]'s failover used up ids 11-13 (three
-    UNKNOWN_CHECKPOINT_ID lines; F1b). The whole run conforms after 1.76 million states (about 8
-    CPU minutes: `flipcheck conform --plan .../plan.json .../flink.log`), too long for CI; within
-    this budget the search gets past line 502, and the ids check passes."""
+    UNKNOWN_CHECKPOINT_ID lines; F1b). The whole run conforms after 199,602 states (1.76 million
+    before the search's pruning; `flipcheck conform --plan .../plan.json .../flink.log`), too long
+    for CI; within this budget the search gets past line 502, and the ids check passes."""
     result = _end_of_input_run(30_000)
     ids = next(check for check in result.checks if check.name == "ids-in-order")
     assert ids.ok and "4 ids used up by failovers" in ids.detail

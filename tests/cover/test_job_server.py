@@ -268,7 +268,7 @@ def test_a_stored_job_of_a_reused_jvm_altered_is_rejected_naming_the_rule(tmp_pa
 
 
 def test_the_undecided_stored_job_of_a_reused_jvm_names_only_its_own_job():
-    """Its conform search conforms after 1,108,155 states (it ran out of 2,000,000 before the lazy
+    """Its conform search conforms after 322,585 states (it ran out of 2,000,000 before the lazy
     stop; docs/conformance.md, "Many jobs in one JVM" and "Cost"): too long for make test; what
     the server owes it, a log of its own, is checked."""
     undecided = SERVED.with_name("job-server-join-failover-undecided")
