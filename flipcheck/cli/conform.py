@@ -103,6 +103,7 @@ exit codes: 0 the run conforms and every check holds; 1 it does not (the first u
 def configure(parser) -> None:
     from flipcheck.cli.types import bounded_int, variant
     from flipcheck.flink.design_conformance import DESIGN_NAMES
+    from flipcheck.properties.protocol_abstraction import ABSTRACTIONS
     from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS
 
     parser.add_argument("logs", nargs="+", metavar="LOG", help="Flink log files (JobManager and TaskManagers)")
@@ -133,7 +134,7 @@ def configure(parser) -> None:
                              "the run's graph and mode (the model's exploration, its first STATES states, default "
                              "20,000), the run's transitions outside them, the nearest targets missed "
                              "(docs/coverage.md); in --json, \"coverage\"")
-    parser.add_argument("--abstraction", choices=("task", "job"), default=None,
+    parser.add_argument("--abstraction", choices=ABSTRACTIONS, default=None,
                         help="with --coverage: the abstraction coverage is counted in: task (each step as the "
                              "task or coordinator taking it sees it; the default) or job (the whole job's state)")
 
