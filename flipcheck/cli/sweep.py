@@ -235,7 +235,8 @@ def run_spec(spec, out_dir: str, master: str, spark=None, conf: dict | None = No
 
     progress = Progress(spec.total_cases)
     try:
-        return run_sweep(spec, out_dir, master=master, spark=spark, progress=progress.update, conf=conf)
+        return run_sweep(spec, out_dir, master=master, spark=spark, progress=progress.update, conf=conf,
+                         note=progress.note)
     except SweepRefused as error:
         raise InputError(out_dir, str(error)) from None
     except OSError as error:

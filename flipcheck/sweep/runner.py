@@ -307,6 +307,11 @@ class Progress:
         self.stream.write(("\r" + text + ("\n" if final else "")) if self.tty else text + "\n")
         self.stream.flush()
 
+    def note(self, text: str) -> None:
+        """A line of its own after the bar (what the sweep does once every case ran)."""
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
 
 @dataclass
 class _Run:
@@ -431,12 +436,14 @@ def _run_chunk(spark, run: _Run, number: int, batches: list[Batch], fault_marker
 
 def run_sweep(spec: SweepSpec, out_dir: str, *, master: str | None = None, spark=None,
               progress: Callable[[int, int, int, bool], None] | None = None,
-              fault_marker: str | None = None, conf: dict | None = None) -> dict:
+              fault_marker: str | None = None, conf: dict | None = None,
+              note: Callable[[str], None] | None = None) -> dict:
     """Run (or resume) ``spec`` into ``out_dir``; returns the summary (also in summary.json).
 
     ``spark`` is an existing session to use (kept running); otherwise one is started for
     ``master`` (default ``local[*]``, extra Spark settings ``conf``) and stopped at the end.
-    ``progress(done, violations, fresh, final)`` is called after every committed chunk.
+    ``progress(done, violations, fresh, final)`` is called after every committed chunk, ``note``
+    with a line as each counterexample's minimising starts (:func:`~flipcheck.sweep.summary.finalise`).
     ``fault_marker`` is a test hook: the
     first Spark task to find that file missing creates it and fails (Spark retries the task).
     Raises :class:`SweepRefused` when ``out_dir`` holds something else.
@@ -474,7 +481,7 @@ def run_sweep(spec: SweepSpec, out_dir: str, *, master: str | None = None, spark
         finally:
             if owned:
                 stop_spark(spark)
-        return finalise(run.spec, out)
+        return finalise(run.spec, out, note=note)
     finally:
         shutil.rmtree(out / ".tmp", ignore_errors=True)
         lock.close()

@@ -32,6 +32,7 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 from flipcheck.designs.counterexamples import save_counterexample, save_variant
 from flipcheck.designs.suite import ERROR
@@ -145,9 +146,10 @@ def _timing(out: Path) -> dict:
     return {"wall_seconds": base, "runs": len(runs), "timeline": timeline}
 
 
-def finalise(spec, out_dir) -> dict:
+def finalise(spec, out_dir, note: Callable[[str], None] | None = None) -> dict:
     """Write summary.json, the counterexamples and report.html for a sweep whose chunks are all
-    committed; returns the summary."""
+    committed; returns the summary. ``note`` gets a line as each counterexample's minimising
+    starts (it may search for minutes: the sweep's progress bar has ended by then)."""
     import pyarrow.compute as pc
 
     from flipcheck.designs.suite import get_suite
@@ -159,7 +161,7 @@ def finalise(spec, out_dir) -> dict:
                                   "assignments", "method", "seconds"])
     if table.num_rows != spec.total_cases:
         raise RuntimeError(f"{out}: {table.num_rows} rows for {spec.total_cases} cases")
-    targets, counterexamples, cpu_seconds = [], [], {}
+    targets, violated, cpu_seconds = [], [], {}
     for target in spec.targets:
         suite = get_suite(target.suite)
         mask = pc.and_(pc.equal(table.column("suite"), target.suite), pc.equal(table.column("algorithm"), target.algorithm))
@@ -168,9 +170,13 @@ def finalise(spec, out_dir) -> dict:
         first_index = summary.pop("first_index")
         # a user's variant is copied next to the report once, for the replays to load
         replay_variant = save_variant(out, target.algorithm) if first_index else None
-        for prop, index in first_index.items():
-            counterexamples.append(regenerate_counterexample(out, target, suite, prop, index, replay_variant))
+        violated += [(target, suite, prop, index, replay_variant) for prop, index in first_index.items()]
         targets.append(summary)
+    counterexamples = []
+    for number, (target, suite, prop, index, replay_variant) in enumerate(violated, 1):
+        if note is not None:
+            note(f"counterexample {number} of {len(violated)}: minimising and drawing {target.label} {prop}")
+        counterexamples.append(regenerate_counterexample(out, target, suite, prop, index, replay_variant))
     timing = _timing(out)
     cases = sum(t["cases"] for t in targets)
     result = {

@@ -46,9 +46,13 @@ def test_engines_show_no_violation_and_every_case_has_one_row(engine_sweep):
 
 def test_wiki_b_is_caught_minimised_rendered_and_replayable(spark, tmp_path, capsys):
     spec = plan_sweep(["plan"], "wiki-b", cases=2000, seed="w")
-    summary = run_sweep(spec, str(tmp_path), spark=spark)
+    notes: list = []
+    summary = run_sweep(spec, str(tmp_path), spark=spark, note=notes.append)
     assert summary["violations"] > 0 and "equals_spec" in summary["by_property"]
     assert sorted(c["property"] for c in summary["counterexamples"]) == sorted(summary["by_property"])
+    # Minimising may search for minutes after the last case: each counterexample says it starts.
+    assert notes == [f"counterexample {n} of {len(notes)}: minimising and drawing plan/wiki-b {c['property']}"
+                     for n, c in enumerate(summary["counterexamples"], 1)]
     for cex in summary["counterexamples"]:
         assert cex["algorithm"] == "wiki-b" and cex["size"] <= 3 < cex["original_size"]
         assert (tmp_path / cex["picture"]).read_text().lstrip().startswith(("<?xml", "<svg"))
