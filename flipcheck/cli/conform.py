@@ -126,9 +126,10 @@ def configure(parser) -> None:
     parser.add_argument("--budget", type=bounded_int(1_000, 100_000_000), metavar="STATES",
                         help="model states the search may visit (default: 2,000,000)")
     parser.add_argument("--backtrack", type=bounded_int(1, 10_000), metavar="N",
-                        help="observations the search explains again, every way, when it gets stuck (default: 6); "
-                             "deeper than that it may use the whole --budget. A rejection that says "
-                             "\"backtracking stopped\" is undecided: this settles it")
+                        help="observations the search explains again, every way, when it gets stuck (default: 6, "
+                             "then 24 within 1,000,000 more states when 6 stops undecided); given, no second search, "
+                             "and deeper than 6 it may use the whole --budget. A rejection that says "
+                             "\"backtracking stopped\" is undecided: a deeper one settles it")
     parser.add_argument("--coverage", nargs="?", const=20_000, type=bounded_int(100, 10_000_000), metavar="STATES",
                         help="also report the coverage of the model by the behaviour found: covered / targets of "
                              "the run's graph and mode (the model's exploration, its first STATES states, default "

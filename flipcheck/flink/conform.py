@@ -35,6 +35,7 @@ Example
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import os
@@ -56,12 +57,18 @@ from flipcheck.reference_impl.user_variants import UserVariantError
 
 __all__ = ["Check", "Conformance", "RunDirectory", "Tasks", "conform", "conform_files", "model_job", "observations_of",
            "read_run_directory", "render_conformance", "flink_task_names", "plans_from", "ids_check", "ids_per_failover", "coordinator_failures", "vertex_names",
-           "FLAG_KEYS", "REJECTED_BUDGET", "committed_output_check", "job_finished_check", "committed_counts", "failing_tasks"]
+           "FLAG_KEYS", "REJECTED_BUDGET", "DEEPER_BACKTRACK", "DEEPER_BUDGET", "committed_output_check", "job_finished_check", "committed_counts", "failing_tasks"]
 
 # The vertex flags a run's job graph lends the plan's vertices (the plan cannot show them).
 FLAG_KEYS = ("union_list_state", "two_phase_commit_sink", "sink_v2")
 # Model states the search may visit once a cheap check has rejected the run (about 15 s).
 REJECTED_BUDGET = 150_000
+# When the default backtrack stops undecided (it may search only as many states as the search
+# took to get there), the search runs again, backtracking this deep, within at most this many
+# more states: the lazy search decides early which of two orders a later line needs, and the
+# campaign's undecided runs needed up to 24 lines back (docs/conformance.md, "Cost").
+DEEPER_BACKTRACK = 24
+DEEPER_BUDGET = 1_000_000
 
 
 @dataclass
@@ -510,8 +517,9 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     ``flink_version`` (``1.14.6``): the release that wrote the logs (default: their
     banner's, else the run directory's ``run.json``, else the newest format, older ones where
     unambiguous). ``backtrack``: observations the search explains again, every way, when it gets
-    stuck (default :data:`~flipcheck.properties.protocol_trace_validation.DEFAULT_BACKTRACK`; a
-    deeper one may use the whole ``budget``). ``progress`` gets the search's
+    stuck (default :data:`~flipcheck.properties.protocol_trace_validation.DEFAULT_BACKTRACK`, and
+    when that stops undecided :data:`DEEPER_BACKTRACK` within :data:`DEEPER_BUDGET` more states;
+    a deeper one given here may use the whole ``budget``). ``progress`` gets the search's
     :class:`~flipcheck.properties.protocol_trace_validation.SearchProgress` now and then.
     ``design`` (a name of :data:`~flipcheck.flink.design_conformance.DESIGN_NAMES`): validate
     that design only; default: the protocol and every design whose lines the logs hold."""
@@ -577,11 +585,15 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     budget = budget or DEFAULT_BUDGET
     if not all(c.ok for c in cheap) or not output.ok and job.after_finished:
         budget = min(budget, REJECTED_BUDGET)
-    verdict = validate(job, observations, visible=sorted(visible & set(KINDS)), hidden=hidden,
-                       plans_from=plans_from(observed), budget=budget, progress=progress,
-                       **({} if backtrack is None else {"backtrack": backtrack}),
-                       where=lambda j: f"{observed[j][1].file}:{observed[j][1].line}",
-                       failing=failing_tasks(observed, tasks))
+    search = dict(visible=sorted(visible & set(KINDS)), hidden=hidden, plans_from=plans_from(observed),
+                  progress=progress, where=lambda j: f"{observed[j][1].file}:{observed[j][1].line}",
+                  failing=failing_tasks(observed, tasks))
+    verdict = validate(job, observations, budget=budget, **({} if backtrack is None else {"backtrack": backtrack}),
+                       **search)
+    if backtrack is None and _backtracking_stopped(verdict, budget) and budget > verdict.states:
+        deeper = validate(job, observations, budget=min(budget - verdict.states, DEEPER_BUDGET),
+                          backtrack=DEEPER_BACKTRACK, **search)
+        verdict = dataclasses.replace(deeper, states=verdict.states + deeper.states)
     first = None
     if verdict.first_unexplained is not None:
         o, e = observed[verdict.first_unexplained]
@@ -614,6 +626,11 @@ def _batch_run(plan: dict, reading: LogReading, run: RunDirectory, run_designs: 
     designs = {"protocol": DesignConformance("protocol", ok, 0, None, checks), **run_designs}
     return Conformance(ok and all(d.conforms for d in run_designs.values()), len(reading.events), 0, None, checks,
                        Verdict(True, 0), job, [], reading.unrecognised, reading.release, designs)
+
+
+def _backtracking_stopped(verdict: Verdict, budget: int) -> bool:
+    """The search stopped backtracking at its floor, within the budget: undecided, not rejected."""
+    return not verdict.conforms and verdict.exhausted_budget and verdict.states <= budget
 
 
 def _finished_check(run: RunDirectory | None) -> Check:

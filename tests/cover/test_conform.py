@@ -217,13 +217,15 @@ def test_a_run_the_default_backtracking_leaves_undecided_conforms_with_a_deeper_
     not, so checkpoint 5 failed finalizing (a union-state vertex only partly finished). The lazy
     search had both counters take the barrier first and explains the 12 observations after it
     again only 6 deep: the run was rejected with "backtracking stopped". A deeper backtrack
-    explains it; the why says which option to give."""
+    explains it; the why says which option to give, and conform now gives it itself when the
+    default stops undecided (DEEPER_BACKTRACK)."""
     run = RUNS / "union-state-unaligned-failover-backtrack-deeper"
-    shallow = _conform(run)
+    shallow = _conform(run, backtrack=6)
     assert not shallow.conforms and shallow.verdict.exhausted_budget   # undecided: the search was cut
     assert "backtracking stopped" in shallow.first_unexplained["why"] and "--backtrack 24" in shallow.first_unexplained["why"]
-    deep = _conform(run, backtrack=24)
+    deep = _conform(run)   # the default: 6, then 24
     assert deep.conforms, deep.first_unexplained
+    assert deep.verdict.states > shallow.verdict.states   # the first search counts too
     finalized = [label for label in deep.verdict.behaviour if label[0] == "ack" and label[2] == 5]
     assert len(finalized) == 5          # every task's acknowledgement of 5, then C5 failed finalizing
     assert "PartialFinishingNotSupportedByStateException" in (run / "flink.log").read_text()
