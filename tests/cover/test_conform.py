@@ -91,7 +91,8 @@ def test_a_trigger_declined_by_the_failed_task_settles_divergence_24(monkeypatch
     real_decline = task_rules.decline
     monkeypatch.setattr(task_rules, "decline", lambda n, t, k, reason: None if n.tasks[t].phase == FAILED
                         else real_decline(n, t, k, reason))
-    result = _conform(run)
+    # One search (6 back), not conform's deeper second one: the same why, a shorter make test.
+    result = _conform(run, backtrack=6)
     assert not result.conforms and "no reason to decline checkpoint 2" in result.first_unexplained["why"]
 
 
@@ -728,7 +729,8 @@ def test_a_checkpoint_completing_after_a_task_failed_needs_the_failure_before_it
     monkeypatch.setattr(protocol_trace_validation, "task_failure", lambda job, s: [])
     monkeypatch.setattr(machine, "COORDINATOR_ACTIONS",
                         tuple(a for a in machine.COORDINATOR_ACTIONS if a is not failover_rules.task_failure))
-    result = _conform(run)
+    # One search (6 back), not conform's deeper second one: the same why, a shorter make test.
+    result = _conform(run, backtrack=6)
     assert not result.conforms and "source-src-f362c8[0] has no reason to decline checkpoint 3" in (
         result.first_unexplained["why"])
 
@@ -781,7 +783,8 @@ def test_a_shared_decline_may_come_before_the_failing_tasks_failed_line():
 @patches_compiled("flipcheck.properties.protocol_trace_validation", "failed_line_follows")
 def test_without_an_early_failure_the_shared_decline_has_no_reason(monkeypatch):
     monkeypatch.setattr(protocol_trace_validation, "failed_line_follows", lambda *args: False)
-    result = _conform(RUNS / "join-unaligned-shared-decline-before-failed-line")
+    # One search (6 back), not conform's deeper second one: the same why, a shorter make test.
+    result = _conform(RUNS / "join-unaligned-shared-decline-before-failed-line", backtrack=6)
     assert not result.conforms and "has no reason to decline checkpoint 1" in result.first_unexplained["why"]
 
 
@@ -814,7 +817,8 @@ def test_a_failover_with_a_checkpoint_pending_may_use_up_an_id():
 @patches_compiled("flipcheck.model.protocol.failover", "_trigger_may_be_under_way()")
 def test_without_f1b_the_id_after_a_pending_checkpoint_is_unexplained(monkeypatch):
     monkeypatch.setattr(failover_rules, "_trigger_may_be_under_way", lambda job, s: False)
-    result = _conform(RUNS / "join-unaligned-failover-id-used-up-after-pending")
+    # One search (6 back), not conform's deeper second one: the same why, a shorter make test.
+    result = _conform(RUNS / "join-unaligned-failover-id-used-up-after-pending", backtrack=6)
     assert not result.conforms and result.first_unexplained["why"].startswith("C2: the next checkpoint id is 10, not 11")
 
 
