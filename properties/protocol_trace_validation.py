@@ -398,8 +398,8 @@ class _Search:
     def _an_input_stays_open(self, node: tuple, t: int) -> bool:
         """J3: task ``t``'s input ends with EndOfPartition on every input, and one of them has
         none on its way from an upstream task that has not finished: only that task's finish
-        sends it (J7), a step whose closing line the log shows (but once that line came, flip147
-        facts §4.4), so no silent step ends ``t``'s input."""
+        sends it (J7), a step whose closing line the log shows (but once that line came:
+        flip147 facts §4.4), so no silent step ends ``t``'s input."""
         s, _, _, closed = node
         ts = s.tasks[t]
         if ts.handler is None or not self._restores_show(node):
