@@ -132,7 +132,9 @@ class Verdict:
     ``behaviour`` found (model step labels, silent ones included) up to the furthest point, and
     for each observation it explains how many of its steps had been taken then
     (``explained_after``); ``evidence``: a later observation that rules the first unexplained
-    one out (a task finishing there that the log shows still running later), else None."""
+    one out (a task finishing there that the log shows still running later), else None.
+    ``exhausted_budget``: a bound of the search stopped it (undecided): the budget, the
+    backtrack's floor, or the frontier's cap, first reached at observation ``frontier_cut``."""
 
     conforms: bool
     explained: int
@@ -143,6 +145,7 @@ class Verdict:
     exhausted_budget: bool = False
     explained_after: list = field(default_factory=list)
     evidence: int | None = None
+    frontier_cut: int | None = None
 
 
 class SearchProgress(NamedTuple):
@@ -153,6 +156,7 @@ class SearchProgress(NamedTuple):
     states: int         # states searched so far
     frontier: int       # nodes explaining the prefix so far
     seconds: float      # since the search started
+    search: str = ""    # which search, when a caller runs more than one (conform's second, deeper one)
 
 
 def observe(job: Job, s: JobState, label: tuple, notes: Sequence, after: JobState) -> tuple:
@@ -311,6 +315,8 @@ class _Search:
         self.full_layers = False                    # see validate()
         self.prune = True                           # see validate()
         self.failing: dict = {}                     # see validate()
+        self.max_frontier = MAX_FRONTIER            # see validate()
+        self.cut: int | None = None                 # the first observation whose ways were cut at max_frontier
         self.at, self.frontier_size = 0, 1          # the observation being explained, from how many nodes
         self.progress: Callable[[SearchProgress], None] | None = None
         self.progress_every = 2.0
@@ -339,6 +345,16 @@ class _Search:
         known = [i for i, o in enumerate(observations) if o == ("failover-known",)]
         ends = self.failovers[1:] + [len(observations)]
         self.restarts = sorted(known + [f for f, e in zip(self.failovers, ends) if not any(f < k < e for k in known)])
+        # Per JobManager failover line (F1), the acknowledgements logged after it and before the
+        # next trigger: the cancelled attempts' (flip147 facts §4.6), which the model receives before F1.
+        self.acks_after_failover: dict = {}
+        for k in known:
+            later = self.acks_after_failover[k] = []
+            for o in observations[k + 1:k + window]:
+                if o[0] == "trigger":
+                    break
+                if o[0] == "ack":
+                    later.append(o)
         # Per model state, its steps and what each shows: the search meets a state again and
         # again (from other frontier nodes, with other lines waiting, for later observations),
         # and the model's steps from it are the same every time. Emptied when full (memory).
@@ -635,9 +651,11 @@ class _Search:
     def eager(self, node: tuple, i: int) -> tuple:
         """``node`` after every EndOfData, EndOfPartition and record at the head of a channel was
         received, every source whose end-of-input line comes soon ended its data (silent steps
-        that only make a task's finishing possible sooner), and a trigger whose plan may come
+        that only make a task's finishing possible sooner), a trigger whose plan may come
         before observation ``i`` (``plans_from``) was started (its plan was computed before the
-        lines in between, flip147 facts §4.1); and the steps taken."""
+        lines in between, flip147 facts §4.1), and before the JobManager's failover line the
+        acknowledgements logged after it were received (:meth:`_acks_before_failover`); and the
+        steps taken."""
         steps: list = []
         changed = True
         while changed:
@@ -661,7 +679,23 @@ class _Search:
                     node = (s, _add(waiting, (after[0],), self.shows), optional, closed)
                     steps.append(label)
                 break
+        for o in self.acks_after_failover.get(i, ()):
+            node = self._acks_before_failover(node, o, i, steps)
         return node, tuple(steps)
+
+    def _acks_before_failover(self, node: tuple, o: tuple, i: int, steps: list) -> tuple:
+        """``node`` after the coordinator received the acknowledgement ``o``, its line still to
+        come: the JobManager logs its failover line (F1, observation ``i``) when it handles the
+        failure and cancels the tasks, yet the coordinator accepts the cancelled attempts'
+        acknowledgements until the restore aborts the pending checkpoint (flip147 facts §4.6).
+        F1 is one step in the model, so they come before it; the lazy search would take F1 first."""
+        for label, nxt, notes, observed in self._moves_of(node[0], o):
+            after = self._step(node, label, nxt, notes, i, observed)
+            if after is not None and after[0] is not None and _matches(o, after[0]) and self._soon((after[0],), i):
+                s, waiting, optional, closed = after[1]
+                steps.append(label)
+                return (s, _add(waiting, (after[0],), self.shows), optional, closed)
+        return node
 
     def expand(self, frontier: dict, i: int, lazy: bool) -> dict:
         """The nodes explaining observation ``i`` from ``frontier`` (node -> ``(behaviour,
@@ -694,7 +728,11 @@ class _Search:
                 best = d
                 if nxt not in found:
                     found[nxt] = (path + steps, marks + (len(path) + len(steps),))
-                if len(found) >= MAX_FRONTIER or self.states > self.budget:
+                if len(found) >= self.max_frontier:
+                    if self.cut is None or i < self.cut:
+                        self.cut = i
+                    return found
+                if self.states > self.budget:
                     return found
             if best is None and reached and self.states <= self.budget:
                 for dead_node, d in reached.items():   # searched to the end: none of them explains i
@@ -733,7 +771,8 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
              backtrack: int = DEFAULT_BACKTRACK, plans_from: Mapping[int, int] | None = None,
              progress: Callable[[SearchProgress], None] | None = None, progress_every: float = 2.0,
              where: Callable[[int], str] | None = None, full_layers: bool = False,
-             failing: Mapping[int, int] | None = None, prune: bool = True) -> Verdict:
+             failing: Mapping[int, int] | None = None, prune: bool = True,
+             budget_named: str = "the budget", max_frontier: int = MAX_FRONTIER) -> Verdict:
     """Whether ``observations`` (in log order) are what some behaviour of ``job`` shows.
     ``visible``: the observation kinds the log can show (default: every kind); steps whose
     observation is of another kind, or a ``(kind, task)`` in ``hidden``, are silent. ``depth``
@@ -746,6 +785,9 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
     its line. ``where(j)`` says where observation ``j`` was logged, for the why (default:
     ``observation j``). ``failing`` maps a failover observation's index to the task whose own
     line it is (its switch to FAILED): F0 explains it only by that task's failure.
+    ``budget_named`` names the budget in the why of a search it stops (a caller's own cap).
+    ``max_frontier``: the ways kept per observation; a verdict reached after a cut is undecided,
+    and its why says where the ways were cut.
 
     The search is breadth-first over the observations and lazy: a silent step is taken only
     when the next observation needs it. When an observation cannot be explained, the last
@@ -769,7 +811,9 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
     search.failing = dict(failing or {})
     search.full_layers = full_layers
     search.prune = prune
+    search.max_frontier = max_frontier
     search.progress, search.progress_every = progress, progress_every
+    where = where or (lambda j: f"observation {j}")
     frontiers: list = [{(initial_state(job), (), (), 0): ((), ())}]
     # An observation no behaviour shows, whatever came before: the search stops there.
     doomed, doom = (impossible_observation(observations) if "trigger" in shown else None) or (len(observations), "")
@@ -793,17 +837,23 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
                 back += 1
             stopped, search.budget = search.states > search.budget, budget
         if not following:
-            why, evidence = _why_unexplained(search, frontiers[i], i, where or (lambda j: f"observation {j}"))
+            why, evidence = _why_unexplained(search, frontiers[i], i, where)
             if i == doomed:
                 why += f" ({doom})"
             if search.states > budget:
-                why += f" (search stopped after {search.states:,} states: the budget)"
+                why += f" (search stopped after {search.states:,} states: {budget_named})"
             elif stopped:
                 why += (f" (backtracking stopped after {search.states:,} states: as many as the search took to get "
                         f"here; conform --backtrack {4 * backtrack} searches further back, within the budget)")
+            elif 0 < backtrack < i and back > backtrack:
+                # The lazy search may have passed the point where a silent step was due further back.
+                why += (f" (none found explaining the {backtrack} lines before it again, every way; "
+                        f"conform --backtrack {4 * backtrack} looks further back)")
+            why += _cut_note(search, where)
             path, marks = next(iter(frontiers[i].values()))
-            return Verdict(False, i, i, why, list(path), search.states, search.states > budget or stopped, list(marks),
-                           evidence)
+            return Verdict(False, i, i, why, list(path), search.states,
+                           search.states > budget or stopped or search.cut is not None, list(marks), evidence,
+                           search.cut)
         if len(frontiers) == i + 1:
             frontiers.append(following)
         else:
@@ -821,9 +871,19 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
                            explained_after=list(marks))
     waiting = sorted({w for node in frontier for w in node[1]})
     why = ("the log ends, yet every behaviour found still owes these lines: "
-           + ", ".join(_describe(job, w) for w in waiting[:4]))
+           + ", ".join(_describe(job, w) for w in waiting[:4]) + _cut_note(search, where))
     path, marks = next(iter(frontier.values()))
-    return Verdict(False, len(observations), None, why, list(path), search.states, explained_after=list(marks))
+    return Verdict(False, len(observations), None, why, list(path), search.states, search.cut is not None,
+                   explained_after=list(marks), frontier_cut=search.cut)
+
+
+def _cut_note(search: _Search, where: Callable[[int], str]) -> str:
+    """What a rejection owes to the frontier's bound: the ways it dropped were never searched,
+    so a verdict after a cut is undecided, not a rejection."""
+    if search.cut is None:
+        return ""
+    return (f" (undecided: the search kept {search.max_frontier:,} of the ways to explain {where(search.cut)} and "
+            f"dropped the rest, which may explain it; conform --frontier {4 * search.max_frontier} keeps more)")
 
 
 def _why_unexplained(search: _Search, frontier: dict, i: int, where: Callable[[int], str]) -> tuple[str, int | None]:

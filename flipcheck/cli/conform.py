@@ -87,7 +87,9 @@ your own protocol: --protocol FILE.py:CLASS (or MODULE:CLASS) validates against 
   flipcheck.Protocol, loaded as explore's --variant loads it (a bad spec: exit 2, one line).
 
 progress: a search running longer than a few seconds says how far it is on stderr every two
-  seconds (observations explained, states so far, states a second, frontier).
+  seconds (observations explained, states so far, states a second, frontier). A second, deeper
+  search ("searching again, 24 lines back") starts again from the first line; its states and
+  seconds add to the first's.
 
 coverage (--coverage): "coverage": {"covered", "targets", "outside", "missing", "missing_first",
   "target_states", "complete", "abstraction"}: the abstract transitions (docs/coverage.md) of the
@@ -127,9 +129,12 @@ def configure(parser) -> None:
                         help="model states the search may visit (default: 2,000,000)")
     parser.add_argument("--backtrack", type=bounded_int(1, 10_000), metavar="N",
                         help="observations the search explains again, every way, when it gets stuck (default: 6, "
-                             "then 24 within 1,000,000 more states when 6 stops undecided); given, no second search, "
-                             "and deeper than 6 it may use the whole --budget. A rejection that says "
+                             "then 24 within 1,000,000 more states when 6 stops undecided); given, no second "
+                             "search, and deeper than 6 it may use the whole --budget. A rejection that says "
                              "\"backtracking stopped\" is undecided: a deeper one settles it")
+    parser.add_argument("--frontier", type=bounded_int(100, 10_000_000), metavar="WAYS",
+                        help="ways to explain a line the search keeps, at most (default: 5,000). A verdict reached "
+                             "after it dropped some says \"undecided\" and where: a larger one settles it")
     parser.add_argument("--coverage", nargs="?", const=20_000, type=bounded_int(100, 10_000_000), metavar="STATES",
                         help="also report the coverage of the model by the behaviour found: covered / targets of "
                              "the run's graph and mode (the model's exploration, its first STATES states, default "
@@ -150,8 +155,11 @@ def progress_line(p) -> str:
     >>> from flipcheck.properties.protocol_trace_validation import SearchProgress
     >>> progress_line(SearchProgress(93, 143, 120_000, 812, 5.0))
     'flipcheck conform: searching: 93 of 143 observations explained, 120,000 states so far (24,000/s), frontier 812, 5 s'
+    >>> progress_line(SearchProgress(2, 143, 130_000, 9, 6.0, search="again, 24 lines back"))[:60]
+    'flipcheck conform: searching again, 24 lines back: 2 of 143 '
     """
-    return (f"flipcheck conform: searching: {p.explained:,} of {p.total:,} observations explained, {p.states:,} states "
+    search = f" {p.search}" if p.search else ""
+    return (f"flipcheck conform: searching{search}: {p.explained:,} of {p.total:,} observations explained, {p.states:,} states "
             f"so far ({p.states / max(p.seconds, 1e-9):,.0f}/s), frontier {p.frontier:,}, {p.seconds:.0f} s")
 
 
@@ -172,7 +180,7 @@ def run(args) -> int:
         raise UsageError(f"--render draws the protocol's behaviour, and --design {args.design} leaves the protocol out")
     result = conform_files(args.plan, args.logs, protocol=args.protocol, mode=args.mode, budget=args.budget,
                            flink_version=args.flink_version, progress=progress, design=args.design,
-                           backtrack=args.backtrack)
+                           backtrack=args.backtrack, frontier=args.frontier)
     if args.render:
         from flipcheck.flink.conform import render_conformance
 

@@ -39,6 +39,7 @@ import dataclasses
 import datetime
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -51,7 +52,7 @@ from flipcheck.flink.logs import LogEvent, LogReading, TaskIdentity, read_logs, 
 from flipcheck.flink.observations import observations_of
 from flipcheck.model.jobgraph import ALL_TO_ALL, POINTWISE, JobGraph, JobVertex
 from flipcheck.model.protocol import Job
-from flipcheck.properties.protocol_trace_validation import DEFAULT_BUDGET, KINDS, Verdict, validate
+from flipcheck.properties.protocol_trace_validation import DEFAULT_BUDGET, KINDS, MAX_FRONTIER, Verdict, validate
 from flipcheck.reference_impl.protocol_variants import CORRECT_PROTOCOL, PROTOCOLS, protocol as protocol_named, protocol_class
 from flipcheck.reference_impl.user_variants import UserVariantError
 
@@ -64,9 +65,10 @@ FLAG_KEYS = ("union_list_state", "two_phase_commit_sink", "sink_v2")
 # Model states the search may visit once a cheap check has rejected the run (about 15 s).
 REJECTED_BUDGET = 150_000
 # When the default backtrack stops undecided (it may search only as many states as the search
-# took to get there), the search runs again, backtracking this deep, within at most this many
-# more states: the lazy search decides early which of two orders a later line needs, and the
-# campaign's undecided runs needed up to 24 lines back (docs/conformance.md, "Cost").
+# took to get there, and keep only so many ways per line), the search runs again, backtracking
+# this deep, within at most this many more states: the lazy search decides early which of two
+# orders a later line needs, and the campaign's undecided runs needed up to 24 lines back
+# (docs/conformance.md, "Cost").
 DEEPER_BACKTRACK = 24
 DEEPER_BUDGET = 1_000_000
 
@@ -510,7 +512,8 @@ def _output_check(run: RunDirectory | None, mode: str) -> Check:
 
 def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL, run: RunDirectory | None = None,
             mode: str | None = None, budget: int | None = None, progress=None,
-            flink_version: str | None = None, design: str | None = None, backtrack: int | None = None) -> Conformance:
+            flink_version: str | None = None, design: str | None = None, backtrack: int | None = None,
+            frontier: int | None = None) -> Conformance:
     """Validate the run the ``logs`` show against the model built from ``plan`` (and the
     ``run`` directory's flags and output); ``mode`` defaults to the run's, else aligned.
     ``protocol``: a named protocol variant or a user's class spec (``FILE.py:CLASS``).
@@ -519,7 +522,10 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     unambiguous). ``backtrack``: observations the search explains again, every way, when it gets
     stuck (default :data:`~flipcheck.properties.protocol_trace_validation.DEFAULT_BACKTRACK`, and
     when that stops undecided :data:`DEEPER_BACKTRACK` within :data:`DEEPER_BUDGET` more states;
-    a deeper one given here may use the whole ``budget``). ``progress`` gets the search's
+    a deeper one given here may use the whole ``budget``). ``frontier``: the ways the
+    search keeps per observation (default
+    :data:`~flipcheck.properties.protocol_trace_validation.MAX_FRONTIER`; a verdict reached after
+    a cut is undecided). ``progress`` gets the search's
     :class:`~flipcheck.properties.protocol_trace_validation.SearchProgress` now and then.
     ``design`` (a name of :data:`~flipcheck.flink.design_conformance.DESIGN_NAMES`): validate
     that design only; default: the protocol and every design whose lines the logs hold."""
@@ -588,12 +594,13 @@ def conform(plan: dict, logs: Sequence[str], *, protocol: str = CORRECT_PROTOCOL
     search = dict(visible=sorted(visible & set(KINDS)), hidden=hidden, plans_from=plans_from(observed),
                   progress=progress, where=lambda j: f"{observed[j][1].file}:{observed[j][1].line}",
                   failing=failing_tasks(observed, tasks))
+    if frontier is not None:
+        search["max_frontier"] = frontier
+    started = time.monotonic()
     verdict = validate(job, observations, budget=budget, **({} if backtrack is None else {"backtrack": backtrack}),
                        **search)
-    if backtrack is None and _backtracking_stopped(verdict, budget) and budget > verdict.states:
-        deeper = validate(job, observations, budget=min(budget - verdict.states, DEEPER_BUDGET),
-                          backtrack=DEEPER_BACKTRACK, **search)
-        verdict = dataclasses.replace(deeper, states=verdict.states + deeper.states)
+    if backtrack is None and _undecided(verdict, budget):
+        verdict = _search_deeper(job, observations, search, verdict, budget, time.monotonic() - started)
     first = None
     if verdict.first_unexplained is not None:
         o, e = observed[verdict.first_unexplained]
@@ -628,9 +635,30 @@ def _batch_run(plan: dict, reading: LogReading, run: RunDirectory, run_designs: 
                        Verdict(True, 0), job, [], reading.unrecognised, reading.release, designs)
 
 
-def _backtracking_stopped(verdict: Verdict, budget: int) -> bool:
-    """The search stopped backtracking at its floor, within the budget: undecided, not rejected."""
-    return not verdict.conforms and verdict.exhausted_budget and verdict.states <= budget
+def _undecided(verdict: Verdict, budget: int) -> bool:
+    """The search stopped at a bound with budget left: its backtracking at its floor, or its
+    frontier at its cap. A rejection after a whole backtrack is not searched again: a genuine
+    one (a line deleted) would cost the whole second search and end undecided."""
+    return not verdict.conforms and verdict.exhausted_budget and verdict.states < budget
+
+
+def _search_deeper(job, observations: Sequence[tuple], search: dict, first: Verdict, budget: int,
+                   first_seconds: float) -> Verdict:
+    """The second search of a run the first left undecided: :data:`DEEPER_BACKTRACK` lines back,
+    within :data:`DEEPER_BUDGET` states (and the budget left), keeping four times the ways per
+    line if the first had to drop some. Its progress and its states continue the first's; a why
+    that stops at the cap says so, and names the search that may use the whole budget."""
+    progress = search["progress"]
+    again = f"again, {DEEPER_BACKTRACK} lines back"
+    wider = {} if first.frontier_cut is None else {"max_frontier": 4 * search.get("max_frontier", MAX_FRONTIER)}
+    deeper = validate(job, observations, **{**search, **wider, "progress": None if progress is None else (
+                          lambda p: progress(p._replace(states=first.states + p.states,
+                                                        seconds=first_seconds + p.seconds, search=again)))},
+                      budget=min(budget - first.states, DEEPER_BUDGET), backtrack=DEEPER_BACKTRACK,
+                      budget_named=f"the cap of a second search {DEEPER_BACKTRACK} lines back, after "
+                                   f"{first.states:,} states of the first; conform --backtrack {DEEPER_BACKTRACK} "
+                                   f"lets one search use the whole budget")
+    return dataclasses.replace(deeper, states=first.states + deeper.states)
 
 
 def _finished_check(run: RunDirectory | None) -> Check:

@@ -42,6 +42,12 @@ class Follow:
         self.known = True         # the JobManager has logged the failure
         self.generation = 0       # F1 restarts every task: lines of earlier attempts are what the old ones left
         self.failed: set = set()  # checkpoint failures seen (one may be logged twice)
+        self.triggered: set = set()   # checkpoints triggered so far
+        # Where the JobManager's failover line was read (its "failover-known"), and the
+        # checkpoints triggered by then: an old attempt's step of one of those, logged later,
+        # is read there (Observer.before_failover).
+        self.known_at: int | None = None
+        self.triggered_when_known: frozenset = frozenset()
 
 
 class Observer(NamedTuple):
@@ -53,6 +59,11 @@ class Observer(NamedTuple):
     # The JobManager's line about a message of an attempt the failover replaces: still read while
     # the failover runs (the coordinator processes those messages until the restore).
     until_restart: bool = False
+    # A task's own line of a step of a checkpoint triggered before the failover (its RPC, barrier
+    # or snapshot), logged by an attempt the failover replaces after the JobManager handled the
+    # failure: the cancellation had not reached the task yet (flip147 facts §4.6). F1 is one step
+    # in the model, so the step came before it: the line is read where the failover's line is.
+    before_failover: bool = False
 
 
 OBSERVERS: dict[tuple[str, str], Observer] = {}
@@ -66,9 +77,9 @@ def add_design(design: str, visible: tuple[str, ...]) -> None:
 
 
 def add_observer(design: str, kind: str, observe: Callable, shows: str | None = None, names_only: bool = False,
-                 until_restart: bool = False) -> None:
+                 until_restart: bool = False, before_failover: bool = False) -> None:
     """Add (or replace) the row of ``design`` for log events of ``kind``."""
-    OBSERVERS[design, kind] = Observer(design, kind, observe, shows, names_only, until_restart)
+    OBSERVERS[design, kind] = Observer(design, kind, observe, shows, names_only, until_restart, before_failover)
 
 
 def observations_of(reading, tasks, design: str = "protocol") -> tuple[list, list, set, set]:
@@ -88,14 +99,22 @@ def observations_of(reading, tasks, design: str = "protocol") -> tuple[list, lis
         if row.shows is not None and not row.names_only:
             visible.add(row.shows)
         number = e.identity.attempt if e.identity is not None else None
-        if number is not None and number < follow.generation and not (
-                row.until_restart and follow.failing and number == follow.generation - 1):
+        replaced = number is not None and number < follow.generation
+        moved = (replaced and row.before_failover and follow.failing and number == follow.generation - 1
+                 and follow.known_at is not None and e.checkpoint in follow.triggered_when_known)
+        if replaced and not moved and not (row.until_restart and follow.failing and number == follow.generation - 1):
             continue
         if row.names_only:
             visible.add(row.shows)
         t = tasks.task(e.identity)
         for o in row.observe(e, t, follow):
+            if moved:
+                observed.insert(follow.known_at, (o, e))
+                follow.known_at += 1
+                continue
             observed.append((o, e))
+            if o == ("failover-known",):
+                follow.known_at, follow.triggered_when_known = len(observed) - 1, frozenset(follow.triggered)
     # Tasks whose name-only lines cannot be told apart (two vertices of one name) show none.
     vertices: dict = {}
     for e in reading.events:
@@ -184,16 +203,26 @@ def _global_failure(e, t, follow: Follow) -> list:
     return shown + [("failover-known",)]
 
 
-for _kind, _observe, _shows, _names_only, *_until_restart in (
+def _trigger(e, t, follow: Follow) -> list:
+    follow.triggered.add(e.checkpoint)
+    return [("trigger", e.checkpoint)]
+
+
+# The JobManager's lines about an old attempt's message, read until the restore (Observer.until_restart).
+_UNTIL_RESTART = frozenset({"ack"})
+# An old attempt's own lines of a checkpoint's steps, read where the failover's line is (Observer.before_failover).
+_BEFORE_FAILOVER = frozenset({"trigger-task", "barrier", "checkpoint-started"})
+
+for _kind, _observe, _shows, _names_only in (
     ("global-failure", _global_failure, None, False),
-    ("trigger", lambda e, t, follow: [("trigger", e.checkpoint)], None, False),
+    ("trigger", _trigger, None, False),
     ("completed", lambda e, t, follow: [("completed", e.checkpoint)], None, False),
     ("failed", _failed, None, False),
     ("trigger-task", _of_task(lambda e, t: ("trigger-task", t, e.checkpoint)), "trigger-task", False),
     # The RPC reached a TaskExecutor that no longer runs t: no checkpoint id is logged.
     ("trigger-unknown", _of_task(lambda e, t: ("trigger-task", t, None)), "trigger-task", False),
     ("barrier", _barrier, "barrier", False),
-    ("ack", _of_task(lambda e, t: ("ack", t, e.checkpoint)), "ack", False, True),
+    ("ack", _of_task(lambda e, t: ("ack", t, e.checkpoint)), "ack", False),
     ("decline", _decline, None, False),
     ("notify-complete", _of_task(lambda e, t: ("notify", t, e.checkpoint)), "notify", False),
     ("task-state", _state_switch, None, False),
@@ -202,4 +231,5 @@ for _kind, _observe, _shows, _names_only, *_until_restart in (
     ("operators-finished", _of_task(lambda e, t: ("closing", t)), "closing", True),
     ("checkpoint-started", _of_task(lambda e, t: ("snapshot", t, e.checkpoint)), "snapshot", True),
 ):
-    add_observer("protocol", _kind, _observe, _shows, _names_only, bool(_until_restart))
+    add_observer("protocol", _kind, _observe, _shows, _names_only, until_restart=_kind in _UNTIL_RESTART,
+                 before_failover=_kind in _BEFORE_FAILOVER)

@@ -56,7 +56,9 @@ def test_a_failover_that_uses_up_an_id_needs_rule_f1b(monkeypatch):
     monkeypatch.setattr(failover_rules, "_trigger_may_be_under_way", lambda job, s: False)
     result = _conform(run)
     assert not result.conforms
-    assert result.first_unexplained["why"] == "C2: the next checkpoint id is 4, not 5 (F1b: a failover uses up at most 1 id)"
+    assert result.first_unexplained["why"].startswith(
+        "C2: the next checkpoint id is 4, not 5 (F1b: a failover uses up at most 1 id) (none found explaining the 6 "
+        "lines before it again, every way; conform --backtrack 24 looks further back)")
 
 
 def test_the_lines_between_a_tasks_failure_and_its_handling_are_read():
@@ -230,6 +232,18 @@ def test_a_run_the_default_backtracking_leaves_undecided_conforms_with_a_deeper_
     finalized = [label for label in deep.verdict.behaviour if label[0] == "ack" and label[2] == 5]
     assert len(finalized) == 5          # every task's acknowledgement of 5, then C5 failed finalizing
     assert "PartialFinishingNotSupportedByStateException" in (run / "flink.log").read_text()
+
+
+def test_a_second_search_stopped_at_its_cap_says_so_and_names_the_search_that_may_go_on(monkeypatch):
+    """The second search has its own cap: a larger --budget does not lift it, --backtrack 24 does."""
+    from flipcheck.flink import conform as conform_module
+
+    monkeypatch.setattr(conform_module, "DEEPER_BUDGET", 2_000)
+    result = _conform(RUNS / "union-state-unaligned-failover-backtrack-deeper")
+    why = result.first_unexplained["why"]
+    assert not result.conforms and result.verdict.exhausted_budget
+    assert "the cap of a second search 24 lines back, after " in why and "states of the first" in why
+    assert why.endswith("conform --backtrack 24 lets one search use the whole budget)"), why
 
 
 def test_a_task_sharing_the_failed_snapshots_channel_state_file_declines():

@@ -31,7 +31,9 @@ def both_ways(search):
 
 
 def _counted(why: str) -> str:
-    """``why`` without the number of states a bounded search stopped after (which the stop lowers)."""
+    """``why`` without the number of states a bounded search stopped after (which the stop lowers),
+    and without where an undecided search had to drop ways (the searches keep different nodes)."""
+    why = re.sub(r" \(undecided: the search kept [\d,]+ of the ways to explain .*? keeps more\)", "", why)
     return re.sub(r"stopped after [\d,]+ states", "stopped after N states", why)
 
 

@@ -20,3 +20,16 @@ def test_a_source_finishing_between_a_failure_and_the_restart_conforms_within_th
     assert result.conforms, result.first_unexplained
     assert result.verdict.states < DEFAULT_BUDGET / 4, result.verdict.states
     assert all(check.ok for check in result.checks), [c.as_json() for c in result.checks if not c.ok]
+
+
+def test_cancelled_sources_acknowledging_after_the_failover_line_conform():
+    """Divergence 44: after the JobManager's failover line, the cancelled short[0] and long[0] log
+    their snapshots of checkpoint 2 and the coordinator their acknowledgements; read as steps
+    before F1, the run conforms (791,793 states, 85 s compiled: too long for tests/cover)."""
+    run = RUNS / "join-at-least-once-cancelled-sources-acknowledge-after-failover"
+    result = conform_files(str(run / "plan.json"), [str(run / "flink.log")])
+    assert result.conforms, result.first_unexplained
+    assert all(check.ok for check in result.checks), [c.as_json() for c in result.checks if not c.ok]
+    behaviour = result.verdict.behaviour
+    second_failover = [n for n, label in enumerate(behaviour) if label == ("failover",)][1]
+    assert {("ack", 0, 2), ("ack", 2, 2)} <= set(behaviour[:second_failover])

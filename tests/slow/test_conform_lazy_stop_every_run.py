@@ -18,10 +18,11 @@ from test_conform_lazy_stop import finding
 # 322,585 states, faults-join-end-of-input in 199,602 (divergences 26 and 27),
 # diamond-unaligned-eod-before-barrier in 437,553 (divergence 30),
 # diamond-unaligned-source-closed-before-trigger in 19,109, join-failover-finish-before-restart in
-# 300,781 and join-failover-notice-to-failed-task in 30,733 (pure Python, 2026-11-27).
+# 300,781 and join-failover-notice-to-failed-task in 30,733 (pure Python, 2026-11-27), and
+# join-at-least-once-cancelled-sources-acknowledge-after-failover in 791,793 (divergence 44).
 _TOO_LONG = ("job-server-join-failover-undecided", "faults-join-end-of-input", "diamond-unaligned-eod-before-barrier",
              "diamond-unaligned-source-closed-before-trigger", "join-failover-finish-before-restart",
-             "join-failover-notice-to-failed-task")
+             "join-failover-notice-to-failed-task", "join-at-least-once-cancelled-sources-acknowledge-after-failover")
 
 
 def both_ways(search):
