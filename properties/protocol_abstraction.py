@@ -59,7 +59,7 @@ from typing import Iterable, NamedTuple, Sequence
 from flipcheck.model.protocol import PHASE_NAMES, Job, JobState, initial_state, successors
 
 __all__ = ["AbstractTask", "AbstractState", "Transition", "TaskView", "ABSTRACTIONS", "DEFAULT_ABSTRACTION",
-           "actor_of", "task_view", "transition_of", "with_vertex_names", "CoverageReport", "abstract_state", "step_kind",
+           "viewpoint_of", "task_view", "transition_of", "with_vertex_names", "CoverageReport", "abstract_state", "step_kind",
            "describe", "targets", "explored_targets", "explored_transitions", "shortest_paths", "transition_key", "transition_from_key", "covered", "coverage_of", "bounded_job", "run_coverage", "coverage_document"]
 
 # Where a task's final checkpoint is (flip147 facts §3.1 finalCheckpointMinId).
@@ -140,8 +140,10 @@ def abstract_state(job: Job, s: JobState) -> AbstractState:
                          c.failovers)
 
 
-def actor_of(label: tuple) -> int | None:
-    """The task that takes the step ``label``, or None for a step of the coordinator."""
+def viewpoint_of(label: tuple) -> int | None:
+    """The task from whose view the step ``label`` is abstracted, or None for the coordinator's:
+    an acknowledgement's arrival is seen from the task that sent it (the sequence chart draws it
+    in the coordinator's lane: ``flipcheck.render.protocol_labels.chart_lane_of``)."""
     return label[1] if label[0] in _TASK_STEPS else None
 
 
@@ -168,7 +170,7 @@ def transition_of(job: Job, s: JobState, label: tuple, nxt: JobState, abstractio
     """The abstract transition of the step ``label`` from ``s`` to ``nxt`` in ``abstraction``."""
     if abstraction == "job":
         return Transition(abstract_state(job, s), step_kind(label), abstract_state(job, nxt))
-    actor = actor_of(label)
+    actor = viewpoint_of(label)
     return Transition(task_view(job, s, actor), step_kind(label), task_view(job, nxt, actor))
 
 

@@ -134,7 +134,7 @@ def configure(parser) -> None:
                              "\"backtracking stopped\" is undecided: a deeper one settles it")
     parser.add_argument("--frontier", type=bounded_int(100, 10_000_000), metavar="WAYS",
                         help="ways to explain a line the search keeps, at most (default: 5,000). A verdict reached "
-                             "after it dropped some says \"undecided\" and where: a larger one settles it")
+                             "after it dropped some says \"undecided\" and where: a larger one may settle it")
     parser.add_argument("--coverage", nargs="?", const=20_000, type=bounded_int(100, 10_000_000), metavar="STATES",
                         help="also report the coverage of the model by the behaviour found: covered / targets of "
                              "the run's graph and mode (the model's exploration, its first STATES states, default "

@@ -1,7 +1,7 @@
 """Message-sequence charts of a whole-job trace (``flipcheck explore --render FILE.svg``).
 
 Time runs downwards, one row per step; one lane for the checkpoint coordinator and one per task.
-The cell of a step sits in the lane of whoever takes it (:func:`flipcheck.render.protocol_labels.actor_of`)
+The cell of a step sits in the lane of whoever takes it (:func:`flipcheck.render.protocol_labels.chart_lane_of`)
 and lists what it caused: snapshots (blue), completions (green), aborts, declines and
 cancellations (red), commits, finishing. Arrows join a message's sending step to its receiving
 step: records (black), barriers and cancellation markers (blue), EndOfData/EndOfPartition (dark
@@ -35,7 +35,7 @@ from collections import Counter, defaultdict
 from typing import Mapping, NamedTuple, Sequence
 
 from flipcheck.model.protocol import CANCELED, DATA, END_OF_DATA, EOD, EOI, FAILED, FINISHED, Job, initial_state
-from flipcheck.render.protocol_labels import actor_of
+from flipcheck.render.protocol_labels import chart_lane_of
 from flipcheck.render.sequence_chart import LaneChart, literal, quote
 
 __all__ = ["chart_source", "render_trace"]
@@ -228,7 +228,7 @@ def chart_source(job: Job, steps, title: str, subtitle: str = "", *, task_names:
     mailboxes = _Mailboxes()
     before = initial_state(job)
     for index, step in enumerate(steps, 1):
-        lane = lane_of[actor_of(job, step.label)]
+        lane = lane_of[chart_lane_of(job, step.label)]
         lines, fill = _step_lines(job, name, step, [literal(ref) for ref in (step_refs or {}).get(index, ())])
         receipt = mailboxes.receipt(job, step.label)
         drawn.append(_Drawn(lane, lines, fill, receipt if receipt is not None and receipt[1] is not None else None,

@@ -11,7 +11,7 @@ Example
 >>> job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), records=1)
 >>> [describe_label(job, label) for label, _, _ in successors(job, initial_state(job))]
 ['src[0] emits record r0', 'coordinator triggers a checkpoint']
->>> actor_of(job, ("emit", 0, 0)), actor_of(job, ("ack", 0, 1))
+>>> chart_lane_of(job, ("emit", 0, 0)), chart_lane_of(job, ("ack", 0, 1))
 ('src[0]', 'coordinator')
 
 A replayed trace as JSON (:mod:`flipcheck.render.trace_steps`, with the model's rules and label):
@@ -27,11 +27,13 @@ from __future__ import annotations
 from flipcheck.model.protocol import BARRIER, CANCEL, DATA, EOD, Job, initial_state, rules_of
 from flipcheck.render.trace_steps import trace_step
 
-__all__ = ["actor_of", "describe_label", "checkpoint_of", "trace_json"]
+__all__ = ["chart_lane_of", "describe_label", "checkpoint_of", "trace_json"]
 
 
-def actor_of(job: Job, label: tuple) -> str:
-    """Who takes the step: a task name or ``coordinator``."""
+def chart_lane_of(job: Job, label: tuple) -> str:
+    """The sequence chart's lane of the step: the task that takes it (a name), or ``coordinator``
+    for the coordinator's steps, an acknowledgement's arrival among them (the coverage
+    abstraction sees that step from the task instead: :func:`~flipcheck.properties.protocol_abstraction.viewpoint_of`)."""
     kind = label[0]
     if kind in ("emit", "end-of-data", "receive", "poll-released", "finish", "notify", "rpc", "fail", "fail-decline",
                 "shared-decline"):
@@ -121,7 +123,7 @@ def trace_json(job: Job, steps) -> list[dict]:
     ``rules`` the step took and its ``label``."""
     encoded, before = [], initial_state(job)
     for step in steps:
-        encoded.append(trace_step(actor_of(job, step.label), step.label[0], checkpoint_of(step.label, step.notes),
+        encoded.append(trace_step(chart_lane_of(job, step.label), step.label[0], checkpoint_of(step.label, step.notes),
                                   describe_label(job, step.label), step.loop,
                                   rules=list(rules_of(job, before, step.label, step.notes, step.state)),
                                   label=_as_json(step.label)))

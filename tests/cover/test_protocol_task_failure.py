@@ -4,7 +4,7 @@ handled stops, declines every trigger RPC, and F1 follows (flip147 facts §4.10)
 from flipcheck.model.jobgraph import ALL_TO_ALL, JobGraph
 from flipcheck.model.protocol import FAILED, RUNNING, TASK_NOT_READY, Job, initial_state, rules_of, run, successors
 from flipcheck.model.protocol.failover import failover, task_failure
-from flipcheck.render.protocol_labels import actor_of, describe_label
+from flipcheck.render.protocol_labels import chart_lane_of, describe_label
 
 
 def _job(failures: int = 1, periodic_timer: bool = False) -> Job:
@@ -44,4 +44,4 @@ def test_the_step_is_named_f0_and_drawn_on_the_failed_tasks_lane():
     s = initial_state(job)
     label, nxt, notes = next(step for step in successors(job, s) if step[0] == ("fail", 1))
     assert rules_of(job, s, label, notes, nxt) == ("F0",)
-    assert actor_of(job, label) == job.name(1) and "fails" in describe_label(job, label)
+    assert chart_lane_of(job, label) == job.name(1) and "fails" in describe_label(job, label)
