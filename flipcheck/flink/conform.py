@@ -340,7 +340,10 @@ def _plan_check(reading: LogReading, tasks: Tasks, spec: Job) -> Check:
                 k = e.checkpoint
             else:
                 after = named.get(attempt, restarted_after)
-                k = min((i for i, masks in planned.items() if i > after and any(m >> t & 1 for m in masks)), default=last)
+                # Not a checkpoint whose tasks triggered so far, with t, fit none of its plans: the
+                # RPC of the next one, whose line came first, reached t (ci38: FLINK-37605's cell).
+                k = min((i for i, masks in planned.items() if i > after and any(
+                    m >> t & 1 and not (triggered.get(i, 0) | 1 << t) & ~m for m in masks)), default=last)
             named[attempt] = max(named.get(attempt, restarted_after), k)
             triggered[k] = triggered.get(k, 0) | 1 << t
     if not shown:

@@ -246,6 +246,16 @@ def test_a_second_search_stopped_at_its_cap_says_so_and_names_the_search_that_ma
     assert why.endswith("conform --backtrack 24 lets one search use the whole budget)"), why
 
 
+def test_an_rpc_without_an_id_goes_to_a_checkpoint_whose_plan_it_fits():
+    """The fresh-clone make test of 2026-11-27 (ci38): checkpoint 4's RPCs went to src (545, an
+    unknown task by then) and slow (546); checkpoint 5's line (593) came before its RPC reached
+    the writer, which had finished (595: no id). Checkpoint 4's plan may hold the writer too (src
+    finished before its line), but not with src: the RPC is checkpoint 5's. Only the bug fails."""
+    result = _conform(RUNS / "matrix-FLINK-37605-1.20.0-rpc-of-the-next-checkpoint")
+    failing = [check.name for check in result.checks if not check.ok]
+    assert failing == ["committed-output"], [c.as_json() for c in result.checks if not c.ok]
+
+
 def test_a_task_sharing_the_failed_snapshots_channel_state_file_declines():
     """Divergence 39: in a campaign run (chain, unaligned, map[0] throws in its snapshot of
     checkpoint 5 after its input ended), sink[0] declined checkpoint 5 first ("aborted due to
