@@ -192,6 +192,19 @@ def _fault_spec(text: str):
 _fault_spec.__name__ = "fault spec"
 
 
+def _records_value(text: str) -> tuple:
+    """argparse type of --records: ``N`` or ``VERTEX=N`` (:func:`flipcheck.flink.engine.parse_records`)."""
+    from flipcheck.flink.engine import parse_records
+
+    try:
+        return parse_records(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--records ")) from None
+
+
+_records_value.__name__ = "records"
+
+
 def _fail_point_by(how: str):
     def parse(text: str):
         return fail_point(text, how)
@@ -235,9 +248,10 @@ def configure(parser) -> None:
     run_parser.add_argument("--out", required=True, metavar="DIR", help="directory for the log, plan, output and run.json")
     run_parser.add_argument("--mode", default="aligned", choices=("aligned", "unaligned", "at-least-once"),
                             help="checkpointing mode: %(choices)s (default: %(default)s)")
-    run_parser.add_argument("--records", type=bounded_int(0, 10_000), metavar="N",
-                            help="records per source subtask, overriding the graph's \"records\" "
-                                 "(default: the graph's, else 50)")
+    run_parser.add_argument("--records", type=_records_value, action="append", metavar="[VERTEX=]N",
+                            help="records per source subtask, overriding the graph's \"records\": N for every "
+                                 "source, VERTEX=N for that source (repeatable; a campaign ends a source before "
+                                 "the first checkpoint with VERTEX=1) (default: the graph's, else 50)")
     run_parser.add_argument("--interval-ms", type=bounded_int(10, 3_600_000), default=100, metavar="N",
                             help="checkpoint interval in milliseconds, 10..3,600,000 (default: %(default)s)")
     faults = run_parser.add_mutually_exclusive_group()
@@ -396,7 +410,7 @@ def run(args) -> int:
 
     from flipcheck.cli.types import check_output_dir, one_line
     from flipcheck.errors import InputError, UsageError
-    from flipcheck.flink.engine import FailAt, FlinkRunError, run_graph
+    from flipcheck.flink.engine import FailAt, FlinkRunError, run_graph, source_records
     from flipcheck.model.graph_json import GraphFormatError, load_graph
 
     from flipcheck.flink.faults import FAIL_KINDS, FaultSpecError, graph_faults
@@ -420,7 +434,7 @@ def run(args) -> int:
                          "--jm-failover)")
     try:
         flink = chosen_release(args)
-        result = run_graph(graph, Path(args.out), mode=args.mode, records=args.records, interval_ms=args.interval_ms,
+        result = run_graph(graph, Path(args.out), mode=args.mode, records=source_records(args.records), interval_ms=args.interval_ms,
                            fail=args.fail, checkpoints_after_tasks_finished=not args.no_checkpoints_after_tasks_finished,
                            seed=args.seed, flink=flink, local_recovery=args.local_recovery, batch=batch,
                            faults=_split_faults(args, graph), points=tuple(faults))

@@ -19,8 +19,10 @@ prefix, or a second failover) are counted apart as "outside", never as covered.
 Runs go in rounds. Guided runs (--guided) take their faults from the model's shortest path to a
 target no run covered yet (which task fails, at which moment: before a checkpoint, while one is
 pending, after one, after its input ended), or else mutate the faults of runs that covered
-something new (ModelFuzz); the first run of each graph and mode has none. Random runs (--random)
-take random faults; --compare gives half the runs to each, so coverage is compared in the same
+something new (ModelFuzz); the first run of each graph and mode has none. A path whose source
+ends its input before the first checkpoint cuts that source to one record (--records VERTEX=1),
+which is not a fault. Random runs (--random) take random faults and cut a random source short in
+a third of the runs; --compare gives half the runs to each, so coverage is compared in the same
 budget. Faults are written as `flipcheck flink run` takes them (--fail VERTEX:SUBTASK@RECORD).
 
 Each round is a sweep on Spark (local[*] or --master URL), one MiniCluster per Spark task;

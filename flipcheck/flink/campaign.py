@@ -60,16 +60,20 @@ class CampaignCase(NamedTuple):
 
 
 def _encode_fault(spec: str) -> str:
-    """``--fail V:S@R`` as ``fail=V,S@R``; ``--fault KIND:V:S@AT=VALUE`` as ``fault=KIND,V,S@AT=VALUE``
+    """``--fail V:S@R`` as ``fail=V,S@R``; ``--fault KIND:V:S@AT=VALUE`` as ``fault=KIND,V,S@AT=VALUE``;
+    ``--records V=N`` as ``records=V,N``
     (a case id holds no ``:`` or space; vertex ids hold no ``,``: :func:`check_graph_for_campaign`)."""
-    from flipcheck.flink.guidance import FAIL_SPEC
+    from flipcheck.flink.guidance import FAIL_SPEC, RECORDS_OPTION
 
     found = FAIL_SPEC.fullmatch(spec)
     if found is not None:
         return f"fail={found['vertex']},{found['subtask']}@{found['record']}"
+    shaped = RECORDS_OPTION.fullmatch(spec)
+    if shaped is not None and "=" in shaped["value"]:
+        return "records=" + shaped["value"].replace("=", ",")
     if spec.startswith("--fault "):
         return "fault=" + _fault_spec(spec.partition(" ")[2], spec).replace(":", ",")
-    raise ValueError(f"fault {spec!r}: a campaign's token holds --fail and --fault faults only")
+    raise ValueError(f"fault {spec!r}: a campaign's token holds --fail, --fault and --records VERTEX=N only")
 
 
 def _decode_fault(text: str) -> str:
@@ -78,7 +82,10 @@ def _decode_fault(text: str) -> str:
         return f"--fail {found['vertex']}:{found['subtask']}@{found['record']}"
     if text.startswith("fault="):
         return "--fault " + _fault_spec(text.removeprefix("fault=").replace(",", ":"), text)
-    raise ValueError(f"campaign token: fault {text!r} is neither fail=VERTEX,SUBTASK@RECORD nor fault=KIND,...")
+    vertex, comma, count = text.removeprefix("records=").rpartition(",")
+    if text.startswith("records=") and comma and vertex and count.isdigit():
+        return f"--records {vertex}={int(count)}"
+    raise ValueError(f"campaign token: fault {text!r} is none of fail=VERTEX,SUBTASK@RECORD, fault=KIND,... and records=VERTEX,N")
 
 
 def _fault_spec(spec: str, shown: str) -> str:

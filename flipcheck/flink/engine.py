@@ -40,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -69,6 +70,11 @@ __all__ = [
     "JOB_TIMEOUT_SECONDS",
     "RESTART_ATTEMPTS",
     "FailAt",
+    "with_source_records",
+    "parse_records",
+    "source_records",
+    "RECORDS_SPEC",
+    "MAX_SOURCE_RECORDS",
     "FAIL_HOWS",
     "FAIL_OPTIONS",
     "BatchRun",
@@ -356,26 +362,93 @@ def _partitioning(graph: JobGraph, role: str, edge) -> str:
     return "rebalance"
 
 
-def _with_records(graph: JobGraph, records: int | None) -> JobGraph:
-    """The graph with every source's ``"records"`` set to ``records`` (None: unchanged)."""
+MAX_SOURCE_RECORDS = 10_000
+# `--records N` (every source) or `--records VERTEX=N` (that source): flink run's option and a
+# campaign case's spec.
+RECORDS_SPEC = re.compile(r"(?:(?P<vertex>[^=\s]+)=)?(?P<count>[0-9]{1,6})")
+
+
+def parse_records(text: str) -> tuple:
+    """``(vertex or None, n)`` of a ``--records`` value ``N`` or ``VERTEX=N``; ValueError saying
+    what is wrong.
+
+    >>> parse_records("40"), parse_records("short=1")
+    ((None, 40), ('short', 1))
+    >>> parse_records("short=x")
+    Traceback (most recent call last):
+    ...
+    ValueError: --records 'short=x': N or VERTEX=N, N a count of records 0..10,000
+    """
+    found = RECORDS_SPEC.fullmatch(text)
+    if found is None or int(found["count"]) > MAX_SOURCE_RECORDS:
+        raise ValueError(f"--records {text[:40]!r}: N or VERTEX=N, N a count of records 0..{MAX_SOURCE_RECORDS:,}")
+    return found["vertex"], int(found["count"])
+
+
+def source_records(values) -> int | dict | None:
+    """:func:`job_spec`'s ``records`` from parsed ``--records`` values (:func:`parse_records`):
+    None for none, N for one ``N``, ``{vertex: n}`` when some name a source (a later value wins;
+    an ``N`` among them sets every source's count first: ``"*"`` stands for it)."""
+    values = list(values or ())
+    if not values:
+        return None
+    if all(vertex is None for vertex, _ in values):
+        return values[-1][1]
+    named: dict = {}
+    for vertex, count in values:
+        if vertex is None:
+            named = {"*": count}
+        else:
+            named[vertex] = count
+    return named
+
+
+def with_source_records(graph: JobGraph, records) -> JobGraph:
+    """The graph with its sources' ``"records"`` set: ``records`` an int sets every source's, a
+    mapping ``{vertex: n}`` only those sources' (a campaign's source that ends before the first
+    checkpoint: docs/coverage.md), None leaves the graph as it is. :class:`UsageError` naming a
+    vertex that is not a source of the graph.
+
+    >>> from flipcheck.model.graph_json import parse_graph
+    >>> graph = parse_graph({"vertices": [{"id": "a", "parallelism": 1, "records": 30}, {"id": "b", "parallelism": 1},
+    ...                                   {"id": "c", "parallelism": 1}],
+    ...                      "edges": [{"source": "a", "target": "c", "pattern": "ALL_TO_ALL"},
+    ...                                {"source": "b", "target": "c", "pattern": "ALL_TO_ALL"}]})
+    >>> shaped = with_source_records(graph, {"a": 1})
+    >>> shaped.vertex("a").extra["records"], shaped.vertex("b").extra.get("records")
+    (1, None)
+    >>> with_source_records(graph, {"c": 1})
+    Traceback (most recent call last):
+    ...
+    flipcheck.errors.UsageError: --records c=1: vertex 'c' is not a source of the graph (its sources: a, b)
+    """
     if records is None:
         return graph
+    sources = [v.id for v in graph.vertices if not graph.inputs(v.id)]
+    if not isinstance(records, int):
+        for vertex, count in records.items():
+            if vertex != "*" and vertex not in sources:
+                raise UsageError(f"--records {vertex}={count}: vertex {vertex!r} is not a source of the graph "
+                                 f"(its sources: {', '.join(sources)})")
     vertices = []
     for vertex in graph.vertices:
         extra = dict(vertex.extra)
-        if not graph.inputs(vertex.id):
+        if isinstance(records, int) and vertex.id in sources:
             extra["records"] = records
+        elif not isinstance(records, int) and vertex.id in sources and (vertex.id in records or "*" in records):
+            extra["records"] = records.get(vertex.id, records.get("*"))
         vertices.append(JobVertex(vertex.id, vertex.parallelism, MappingProxyType(extra)))
     return JobGraph(tuple(vertices), graph.edges, graph.states, graph.checkpoints_after_tasks_finished)
 
 
-def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int | None = None,
+def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int | dict | None = None,
              interval_ms: int = DEFAULT_INTERVAL_MS, fail: FailAt | None = None,
              checkpoints_after_tasks_finished: bool = True, seed: int = 0,
              record_delay_ms: int = RECORD_DELAY_MS, faults: dict | None = None,
              local_recovery: bool = False, batch: BatchRun | None = None, points: tuple = ()) -> dict:
     """The document FlipcheckJob.java builds the job from. ``records`` overrides every source's
-    ``"records"``; without it a source's flag counts, else :data:`DEFAULT_RECORDS`. ``faults``
+    ``"records"`` (an int) or the named sources' (``{vertex: n}``, :func:`with_source_records`);
+    without it a source's flag counts, else :data:`DEFAULT_RECORDS`. ``faults``
     are the protocol-point faults of ``Faults.java`` (:data:`FAULTS`), by vertex.
     ``local_recovery``: task-local recovery on, file-system checkpoint storage, two TaskManagers;
     ``batch`` makes it a batch job with FLIP-383 job recovery (:class:`BatchRun`, ``compat/flink2/Batch.java``).
@@ -384,7 +457,7 @@ def job_spec(graph: JobGraph, *, out: Path, mode: str = "aligned", records: int 
     :class:`UsageError` for what the Flink job cannot build or --fail cannot reach."""
     from flipcheck.model.protocol import Job
 
-    graph = _with_records(graph, records)
+    graph = with_source_records(graph, records)
     try:
         # The model's expansion checks the vertex flags and numbers the records (J1).
         job = Job(graph, mode=mode, records=DEFAULT_RECORDS)

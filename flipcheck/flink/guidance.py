@@ -15,6 +15,11 @@ ways:
   changed a little (another record, subtask or vertex; one fault more or less);
 * **at random** (:func:`random_faults`): the baseline guidance is compared with.
 
+A run's specs may also shape its workload: ``--records VERTEX=1`` (:data:`EARLY_END`) makes a
+source end its input at once, before Flink's first checkpoint, as a model path whose source
+ends before the first trigger needs (most of the targets' shortest paths do: the model job has
+no records, docs/coverage.md). It is not a fault: :data:`MAX_FAULTS` does not count it.
+
 A moment maps to a record count, because ``--fail`` strikes at a record: sources emit one record
 every ``record_delay_ms`` (10 ms) and Flink's timer triggers every ``interval_ms`` (100 ms), so a
 checkpoint interval is about ten records (flipcheck/flink/engine.py ``RECORD_DELAY_MS``,
@@ -46,7 +51,7 @@ from flipcheck.generators.choices import choice
 
 __all__ = ["MOMENTS", "FaultTemplate", "FAULT_TEMPLATES", "MAX_FAULTS", "moment_of", "fault_for_moment",
            "faults_for_path", "GLOBAL_FAILURE", "mutate", "random_faults", "fault_options", "records_per_subtask", "fault_kinds",
-           "FAIL_SPEC"]
+           "FAIL_SPEC", "EARLY_END", "RECORDS_OPTION", "shaped_graph", "faults_only"]
 
 # A run's faults: at most three (issue 26); `--fail` takes one, the job builder's --fault more.
 MAX_FAULTS = 3
@@ -151,10 +156,27 @@ def faults_for_path(graph, tasks: Sequence[tuple], states: Sequence, labels: Seq
                     kinds: frozenset | None = None) -> tuple:
     """The faults that steer a run along a model path: one per F0 step (``("fail", t)``) of
     ``labels``, at the moment its abstract state before it (``states[i]``) shows, and
-    :data:`GLOBAL_FAILURE` for a failover with no task failed. ``tasks`` maps
-    a model task to ``(vertex, subtask)`` of ``graph``. Empty: the path needs no fault (a
-    fault-free run, or a mutation, may take it)."""
+    :data:`GLOBAL_FAILURE` for a failover with no task failed; before them, :data:`EARLY_END` for
+    each source vertex one of whose tasks ends its input before the path's first trigger, unless
+    a ``--fail`` would then strike earlier than its moment. ``tasks`` maps a model task to
+    ``(vertex, subtask)`` of ``graph``. Empty: the path needs no fault (a fault-free run, or a
+    mutation, may take it)."""
     kinds = fault_kinds() if kinds is None else kinds
+    first_trigger = next((i for i, label in enumerate(labels) if label[0] == "trigger"), len(labels))
+    early = []
+    for label in labels[:first_trigger]:
+        vertex = tasks[label[1]][0] if label[0] == "end-of-data" else None
+        if vertex is not None and not graph.inputs(vertex) and EARLY_END.format(vertex=vertex) not in early:
+            early.append(EARLY_END.format(vertex=vertex))
+    faults = _path_faults(graph, tasks, states, labels, kinds)
+    if early and _path_faults(shaped_graph(graph, early), tasks, states, labels, kinds) == faults:
+        return tuple(early) + faults
+    # A --fail at a record past the source's one would strike at its start, not at its moment:
+    # the faults keep their moments, the sources their records.
+    return faults
+
+
+def _path_faults(graph, tasks: Sequence[tuple], states: Sequence, labels: Sequence[tuple], kinds: frozenset) -> tuple:
     faults = []
     for label, before in zip(labels, states):
         if label[0] == "fail" and len(faults) < MAX_FAULTS:
@@ -166,6 +188,56 @@ def faults_for_path(graph, tasks: Sequence[tuple], states: Sequence, labels: Seq
     return _runnable(tuple(faults))
 
 
+# A source that ends its input at once, before Flink's first checkpoint (its one record takes
+# RECORD_DELAY_MS; Flink's first trigger comes after a random delay of up to an interval, once
+# every task runs): flink run's --records for that vertex.
+EARLY_END = "--records {vertex}=1"
+RECORDS_OPTION = re.compile(r"--records (?P<value>\S+)")
+
+
+def _records_of(faults: Sequence[str]) -> dict:
+    """``{vertex: n}`` of the ``--records VERTEX=N`` specs among ``faults``; UsageError for one
+    that names no vertex or no count."""
+    from flipcheck.flink.engine import parse_records
+
+    counts: dict = {}
+    for spec in faults:
+        found = RECORDS_OPTION.fullmatch(spec)
+        if found is None:
+            continue
+        try:
+            vertex, count = parse_records(found["value"])
+        except ValueError as error:
+            raise UsageError(f"faults: {error}") from None
+        if vertex is None:
+            raise UsageError(f"faults: {spec!r}: a campaign's --records names its source (--records VERTEX=N)")
+        counts[vertex] = count
+    return counts
+
+
+def shaped_graph(graph, faults: Sequence[str]):
+    """``graph`` with the record counts of ``faults``' ``--records VERTEX=N`` specs (the graph
+    the run's faults are chosen and checked against: a ``--fail`` must reach its record).
+
+    >>> from flipcheck.model.graph_json import parse_graph
+    >>> graph = parse_graph({"vertices": [{"id": "src", "parallelism": 1, "records": 30},
+    ...                                   {"id": "sink", "parallelism": 1}],
+    ...                      "edges": [{"source": "src", "target": "sink", "pattern": "ALL_TO_ALL"}]})
+    >>> records_per_subtask(shaped_graph(graph, ("--records src=1", "--fail sink:0@1")), "sink")
+    1
+    """
+    from flipcheck.flink.engine import with_source_records
+
+    counts = _records_of(faults)
+    return with_source_records(graph, counts) if counts else graph
+
+
+def faults_only(faults: Sequence[str]) -> tuple:
+    """``faults`` without the specs that shape the workload (``--records``): the faults proper,
+    which :data:`MAX_FAULTS` bounds."""
+    return tuple(f for f in faults if RECORDS_OPTION.fullmatch(f) is None)
+
+
 # F1 on its own (a failover with no task failed: the JobManager's own failure, divergence 22):
 # the enumerator fails the job while checkpoint 1 is pending (none completed yet), or 2 (after
 # the first completed), flipcheck.flink.faults.
@@ -174,14 +246,16 @@ GLOBAL_FAILURE = "--fault global-failure@{checkpoint}"
 
 def _runnable(faults: tuple) -> tuple:
     """At most one ``--fail`` (the job builder's one fail point), one ``--fault`` of a kind per
-    subtask (flipcheck.flink.faults.check_faults), and :data:`MAX_FAULTS` in all."""
+    subtask (flipcheck.flink.faults.check_faults), and :data:`MAX_FAULTS` in all; the
+    ``--records`` specs first, one per source."""
     kept, places = [], set()
-    for fault in faults:
+    shapes = tuple(dict.fromkeys(f for f in faults if RECORDS_OPTION.fullmatch(f)))
+    for fault in faults_only(faults):
         place = ("fail",) if fault.startswith("--fail ") else tuple(fault.partition("@")[0].split(":")[:3])
         if place not in places:
             places.add(place)
             kept.append(fault)
-    return tuple(kept[:MAX_FAULTS])
+    return shapes + tuple(kept[:MAX_FAULTS])
 
 
 # A --fail fault as flipcheck flink run writes it (a campaign token encodes it from this).
@@ -195,11 +269,15 @@ def _random_fail(graph, chooser) -> str:
 
 
 def random_faults(graph, chooser) -> tuple:
-    """The random baseline: no fault (a third of the runs) or one ``--fail`` at a uniformly chosen
-    subtask and record it surely reaches."""
+    """The random baseline, from guidance's vocabulary: a uniformly chosen source ends early
+    (:data:`EARLY_END`, a third of the runs), then no fault (a third) or one ``--fail`` at a
+    uniformly chosen subtask and record it surely reaches."""
+    shape = ()
     if chooser.integer(0, 2) == 0:
-        return ()
-    return (_random_fail(graph, chooser),)
+        shape = (EARLY_END.format(vertex=choice(chooser, [v.id for v in graph.vertices if not graph.inputs(v.id)])),)
+    if chooser.integer(0, 2) == 0:
+        return shape
+    return shape + (_random_fail(shaped_graph(graph, shape), chooser),)
 
 
 def mutate(graph, faults: Sequence[str], chooser) -> tuple:
@@ -207,6 +285,7 @@ def mutate(graph, faults: Sequence[str], chooser) -> tuple:
     subtask or vertex, a fault added or removed); never the same faults back when another is
     possible."""
     faults = tuple(faults)
+    graph = shaped_graph(graph, faults)   # a source cut short stays so: its records bound the --fail
     for _ in range(8):
         found = _mutated_once(graph, faults, chooser)
         if found != faults:
@@ -242,7 +321,10 @@ def fault_options(faults: Sequence[str]) -> dict:
     from flipcheck.flink.engine import FailAt
 
     options: dict = {}
-    for spec in faults:
+    records = _records_of(faults)
+    if records:
+        options["records"] = records
+    for spec in faults_only(faults):
         found = FAIL_SPEC.fullmatch(spec)
         if found is not None and "fail" not in options and int(found["record"]) >= 1:
             options["fail"] = FailAt(found["vertex"], int(found["subtask"]), int(found["record"]))
@@ -252,5 +334,5 @@ def fault_options(faults: Sequence[str]) -> dict:
             options["points"] = options.get("points", ()) + (registry.parse_fault(spec.partition(" ")[2]),)
         else:
             raise UsageError(f"faults: {spec!r} cannot run here (one --fail VERTEX:SUBTASK@RECORD per run, RECORD >= 1; "
-                             "--fault needs flipcheck.flink.faults)")
+                             "--fault needs flipcheck.flink.faults; --records VERTEX=N)")
     return options

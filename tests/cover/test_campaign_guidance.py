@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from flipcheck.errors import UsageError
 from flipcheck.flink.campaign import (CampaignCase, campaign_document, campaign_html, conform_coverage, decode_round,
                                       encode_round, same_tasks, target_job)
 from flipcheck.flink.conform import conform_files
 from flipcheck.flink.engine import job_spec
-from flipcheck.flink.guidance import (FAULT_TEMPLATES, GLOBAL_FAILURE, fault_for_moment, fault_options, faults_for_path, moment_of,
-                                      mutate, random_faults, records_per_subtask)
+from flipcheck.flink.guidance import (EARLY_END, FAULT_TEMPLATES, GLOBAL_FAILURE, fault_for_moment, fault_options,
+                                      faults_for_path, faults_only, moment_of, mutate, random_faults,
+                                      records_per_subtask, shaped_graph)
 from flipcheck.flink.suite import GRAPHS
 from flipcheck.generators.choices import SeededChooser
 from flipcheck.model.graph_json import load_graph
@@ -110,6 +112,40 @@ def test_each_moment_has_a_fault_every_job_builder_runs_and_new_kinds_plug_in_as
         "--fault notify-throw:join:1@1"
 
 
+def test_a_path_whose_source_ends_before_the_first_trigger_cuts_that_source_short():
+    job = target_job(JOIN, "aligned")
+    tasks = [(t.vertex, t.subtask) for t in job.tasks]
+    short = next(i for i, t in enumerate(tasks) if t[0] == "short")
+    states = [abstract_state(job, job_initial(job))] * 3
+    # short[0] ends its input, then the first trigger: Flink must find it ended, so the run's short
+    # source has one record; a source that ends after the trigger keeps its records
+    assert faults_for_path(JOIN, tasks, states, [("end-of-data", short), ("trigger", 1)]) == \
+        (EARLY_END.format(vertex="short"),)
+    assert faults_for_path(JOIN, tasks, states, [("trigger", 1), ("end-of-data", short)]) == ()
+    # the run's options cut that source alone, and a --fail is checked against the records left
+    options = fault_options(("--records short=1", "--fail join:0@1"))
+    assert options["records"] == {"short": 1}
+    sources = [v for v in job_spec(JOIN, out=Path("."), **options)["vertices"] if v.get("records") is not None]
+    assert {v["id"]: v["records"] for v in sources} == {"short": 1, "long": 60}
+    with pytest.raises(UsageError, match="'join' is not a source"):
+        job_spec(JOIN, out=Path("."), **fault_options(("--records join=1",)))
+
+
+def test_a_source_cut_short_gives_way_to_a_fail_that_must_strike_late():
+    job = target_job(load_graph(str(GRAPHS / "sink-v2-single.json")), "aligned")
+    graph = load_graph(str(GRAPHS / "sink-v2-single.json"))
+    tasks = [(t.vertex, t.subtask) for t in job.tasks]
+    found = targets(job, max_states=400, abstraction="job")
+    late = sorted((t for t in found if t.kind == "fail" and t.source.completed), key=str)[:1]
+    labels = shortest_paths(job, late, max_states=400, abstraction="job")[late[0]]
+    steps = replay(job, labels)
+    states = [abstract_state(job, job_initial(job))] + [abstract_state(job, s.state) for s in steps]
+    assert labels[0][0] == "end-of-data"   # the model's source ends first, its records none
+    # with --fail alone, the sink's fail must come at a record past the first: the source keeps them
+    faults = faults_for_path(graph, tasks, states, [s.label for s in steps], kinds=frozenset())
+    assert faults_only(faults) == faults and int(faults[0].rsplit("@")[1]) > 1
+
+
 @pytest.mark.parametrize("graph", [CHAIN, JOIN], ids=["chain", "join"])
 def test_random_and_mutated_faults_are_faults_the_job_builder_accepts(graph, tmp_path):
     seen = set()
@@ -117,22 +153,25 @@ def test_random_and_mutated_faults_are_faults_the_job_builder_accepts(graph, tmp
         chooser = SeededChooser.for_case("t", i)
         faults = random_faults(graph, chooser)
         mutated = mutate(graph, faults, chooser)
-        assert mutated != faults and len(mutated) <= 1
+        assert mutated != faults and len(faults_only(mutated)) <= 1
+        # a source cut short stays so through the mutation, whose --fail it still reaches
+        assert [f for f in faults if f not in faults_only(faults)] == [f for f in mutated if f not in faults_only(mutated)]
         for chosen in (faults, mutated):
             job_spec(graph, out=tmp_path, **fault_options(chosen))   # raises for a fault it cannot build
             seen |= set(chosen)
         # the same case id, the same faults
         assert random_faults(graph, SeededChooser.for_case("t", i)) == faults
-    assert len(seen) > 20
+    assert len(seen) > 20 and any(f.startswith("--records ") for f in seen)
     for vertex in graph.vertices:
         assert records_per_subtask(graph, vertex.id) >= 1
 
 
 def test_a_round_token_holds_its_cases_whole_and_rejects_what_it_cannot_hold():
-    cases = [CampaignCase("guided", "chain", "unaligned", ("--fail map:1@25",)), CampaignCase("random", "join", "aligned", ())]
+    cases = [CampaignCase("guided", "chain", "unaligned", ("--fail map:1@25",)), CampaignCase("random", "join", "aligned", ()),
+             CampaignCase("guided", "join", "aligned", ("--records short=1", "--fault snapshot-throw:join:0@1"))]
     assert decode_round(encode_round(cases)) == cases and ":" not in encode_round(cases)
     for bad in ("guided.chain.aligned", "lucky.chain.aligned.none", "guided.chain.sideways.none",
-                "guided.chain.aligned.fail=map/1@1"):
+                "guided.chain.aligned.fail=map/1@1", "guided.join.aligned.records=short"):
         with pytest.raises(ValueError, match="campaign token"):
             decode_round(bad)
 
@@ -286,6 +325,6 @@ def test_a_failover_with_no_task_failed_is_steered_by_a_global_failure():
         steps = replay(job, labels)
         states = [abstract_state(job, job_initial(job))] + [abstract_state(job, s.state) for s in steps]
         expected = GLOBAL_FAILURE.format(checkpoint=2 if target.source.completed else 1)
-        assert faults_for_path(graph, tasks, states, [s.label for s in steps]) == (expected,)
-        # without the kind (an older job builder) the path asks for nothing it cannot run
-        assert faults_for_path(graph, tasks, states, [s.label for s in steps], kinds=frozenset()) == ()
+        assert faults_only(faults_for_path(graph, tasks, states, [s.label for s in steps])) == (expected,)
+        # without the kind (an older job builder) the path asks for no fault it cannot run
+        assert faults_only(faults_for_path(graph, tasks, states, [s.label for s in steps], kinds=frozenset())) == ()

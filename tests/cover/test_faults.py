@@ -17,6 +17,7 @@ from flipcheck.flink.logs import read_logs
 from flipcheck.model.graph_json import load_graph
 
 CHAIN = "examples/graphs/flink/chain.json"
+JOIN = "examples/graphs/flink/join.json"
 RUNS = Path("tests/fixtures/flink_runs")
 
 
@@ -126,6 +127,30 @@ def test_flink_run_refuses_a_bad_fault_in_one_line_before_any_jvm(tmp_path, caps
     code, err = _run(tmp_path, capsys, json.loads(Path(CHAIN).read_text()), *options)
     assert code == 2 and len(err.strip().splitlines()) == 1 and field in err and "fault" in err, err
     assert not (tmp_path / "out" / "run.json").exists()
+
+
+@pytest.mark.parametrize("options,field", [
+    (("--records", "map=1"), "vertex 'map' is not a source of the graph (its sources: src)"),
+    (("--records", "src=x"), "'src=x': N or VERTEX=N"),
+    (("--records", "src=10001"), "N a count of records 0..10,000"),
+])
+def test_flink_run_refuses_bad_records_in_one_line_before_any_jvm(tmp_path, capsys, options, field):
+    code, err = _run(tmp_path, capsys, json.loads(Path(CHAIN).read_text()), *options)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and field in err and "--records" in err, err
+    assert not (tmp_path / "out" / "run.json").exists()
+
+
+def test_records_of_one_source_leave_the_others_theirs(tmp_path):
+    from flipcheck.flink.engine import source_records
+
+    assert source_records([(None, 5)]) == 5 and source_records([]) is None
+    records = source_records([(None, 5), ("short", 1)])
+    counts = {v["id"]: v["records"] for v in job_spec(load_graph(JOIN), out=tmp_path, records=records)["vertices"]
+              if "records" in v}
+    assert counts == {"short": 1, "long": 5}
+    counts = {v["id"]: v["records"] for v in job_spec(load_graph(JOIN), out=tmp_path, records={"short": 0})["vertices"]
+              if "records" in v}
+    assert counts == {"short": 0, "long": 60}
 
 
 @pytest.mark.parametrize("faults,field", [
