@@ -122,6 +122,12 @@ FAULT_KINDS = MappingProxyType({kind.name: kind for kind in (
               "SourceCoordinator.checkpointCoordinator -> SplitEnumerator.snapshotState -> SplitEnumeratorContext.callAsync; "
               "the handler throws in the coordinator thread, SourceCoordinatorContext fails the job (failJob) -> "
               "DefaultScheduler.handleGlobalFailure"),
+    FaultKind("global-failure-at-start", None, None, (),
+              "when a source's split enumerator starts, it hands the coordinator an action that throws: the JobManager "
+              "fails the whole job over before its first checkpoint is triggered (a global failure: no task fails)",
+              "SourceCoordinator.start -> SplitEnumerator.start -> SplitEnumeratorContext.callAsync; the handler throws "
+              "in the coordinator thread, SourceCoordinatorContext fails the job (failJob) -> "
+              "DefaultScheduler.handleGlobalFailure"),
     FaultKind("cpu-contention", None, "threads", (),
               "VALUE busy threads in the JVM from before the job's start to its end (some races show only under contention: docs/reference/fault-points.md)",
               "none: it slows every thread of the MiniCluster"),

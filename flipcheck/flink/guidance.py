@@ -51,7 +51,7 @@ from flipcheck.generators.choices import choice
 
 __all__ = ["MOMENTS", "FaultTemplate", "FAULT_TEMPLATES", "MAX_FAULTS", "moment_of", "fault_for_moment",
            "faults_for_path", "GLOBAL_FAILURE", "mutate", "random_faults", "fault_options", "records_per_subtask", "fault_kinds",
-           "FAIL_SPEC", "EARLY_END", "RECORDS_OPTION", "shaped_graph", "faults_only"]
+           "FAIL_SPEC", "GLOBAL_FAILURE_AT_START", "EARLY_END", "RECORDS_OPTION", "shaped_graph", "faults_only"]
 
 # A run's faults: at most three (issue 26); `--fail` takes one, the job builder's --fault more.
 MAX_FAULTS = 3
@@ -156,7 +156,8 @@ def faults_for_path(graph, tasks: Sequence[tuple], states: Sequence, labels: Seq
                     kinds: frozenset | None = None) -> tuple:
     """The faults that steer a run along a model path: one per F0 step (``("fail", t)``) of
     ``labels``, at the moment its abstract state before it (``states[i]``) shows, and
-    :data:`GLOBAL_FAILURE` for a failover with no task failed; before them, :data:`EARLY_END` for
+    :data:`GLOBAL_FAILURE` for a failover with no task failed (:data:`GLOBAL_FAILURE_AT_START`
+    before the path's first trigger); before them, :data:`EARLY_END` for
     each source vertex one of whose tasks ends its input before the path's first trigger, unless
     a ``--fail`` would then strike earlier than its moment. ``tasks`` maps a model task to
     ``(vertex, subtask)`` of ``graph``. Empty: the path needs no fault (a fault-free run, or a
@@ -177,14 +178,18 @@ def faults_for_path(graph, tasks: Sequence[tuple], states: Sequence, labels: Seq
 
 
 def _path_faults(graph, tasks: Sequence[tuple], states: Sequence, labels: Sequence[tuple], kinds: frozenset) -> tuple:
+    first_trigger = next((i for i, label in enumerate(labels) if label[0] == "trigger"), len(labels))
     faults = []
-    for label, before in zip(labels, states):
+    for i, (label, before) in enumerate(zip(labels, states)):
         if label[0] == "fail" and len(faults) < MAX_FAULTS:
             vertex, subtask = tasks[label[1]]
             faults.append(fault_for_moment(graph, vertex, subtask, moment_of(before, label[1]), kinds))
-        elif label == ("failover",) and len(faults) < MAX_FAULTS and "global-failure" in kinds and \
+        elif label == ("failover",) and len(faults) < MAX_FAULTS and \
                 not any(task.phase == "FAILED" for task in before.tasks):
-            faults.append(GLOBAL_FAILURE.format(checkpoint=2 if before.completed else 1))
+            if i < first_trigger and GLOBAL_FAILURE_AT_START.partition(" ")[2] in kinds:
+                faults.append(GLOBAL_FAILURE_AT_START)
+            elif "global-failure" in kinds:
+                faults.append(GLOBAL_FAILURE.format(checkpoint=2 if before.completed else 1))
     return _runnable(tuple(faults))
 
 
@@ -242,6 +247,8 @@ def faults_only(faults: Sequence[str]) -> tuple:
 # the enumerator fails the job while checkpoint 1 is pending (none completed yet), or 2 (after
 # the first completed), flipcheck.flink.faults.
 GLOBAL_FAILURE = "--fault global-failure@{checkpoint}"
+# ... and before the path's first trigger: the enumerator fails the job as it starts.
+GLOBAL_FAILURE_AT_START = "--fault global-failure-at-start"
 
 
 def _runnable(faults: tuple) -> tuple:

@@ -170,7 +170,11 @@ def _state_switch(e, t, follow: Follow) -> list:
         return shown
     if e.detail.endswith(" to FINISHED"):
         return [("finished" if e.kind == "task-state" else "reported", t)]
-    if e.kind == "execution-state" and e.detail.endswith(" to RUNNING"):
+    restarted = e.identity is not None and e.identity.attempt is not None and e.identity.attempt > follow.generation
+    if e.kind == "execution-state" and e.detail.endswith(" to RUNNING") and (follow.known or restarted):
+        # A restarted attempt runs: the failover is over. A RUNNING line of the failed attempt's
+        # generation before the JobManager handled the failure is another task still starting
+        # (a task failed at its first record, before the job's other tasks ran: divergence 46).
         follow.failing = False
     return []
 

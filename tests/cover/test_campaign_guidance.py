@@ -12,7 +12,7 @@ from flipcheck.flink.campaign import (CampaignCase, campaign_document, campaign_
                                       encode_round, same_tasks, target_job)
 from flipcheck.flink.conform import conform_files
 from flipcheck.flink.engine import job_spec
-from flipcheck.flink.guidance import (EARLY_END, FAULT_TEMPLATES, GLOBAL_FAILURE, fault_for_moment, fault_options,
+from flipcheck.flink.guidance import (EARLY_END, FAULT_TEMPLATES, GLOBAL_FAILURE, GLOBAL_FAILURE_AT_START, fault_for_moment, fault_options,
                                       faults_for_path, faults_only, moment_of, mutate, random_faults,
                                       records_per_subtask, shaped_graph)
 from flipcheck.flink.suite import GRAPHS
@@ -324,7 +324,16 @@ def test_a_failover_with_no_task_failed_is_steered_by_a_global_failure():
     for target, labels in paths.items():
         steps = replay(job, labels)
         states = [abstract_state(job, job_initial(job))] + [abstract_state(job, s.state) for s in steps]
-        expected = GLOBAL_FAILURE.format(checkpoint=2 if target.source.completed else 1)
+        triggered = any(label[0] == "trigger" for label in labels)
+        expected = GLOBAL_FAILURE.format(checkpoint=2 if target.source.completed else 1) if triggered \
+            else GLOBAL_FAILURE_AT_START
         assert faults_only(faults_for_path(graph, tasks, states, [s.label for s in steps])) == (expected,)
         # without the kind (an older job builder) the path asks for no fault it cannot run
         assert faults_only(faults_for_path(graph, tasks, states, [s.label for s in steps], kinds=frozenset())) == ()
+    # a failover before any trigger: the enumerator fails the job as it starts; after one, at a
+    # checkpoint's snapshot; without the kind at the start, at the first checkpoint's
+    start = [abstract_state(job, job_initial(job))] * 2
+    assert faults_for_path(graph, tasks, start, [("failover",), ("trigger", 1)]) == (GLOBAL_FAILURE_AT_START,)
+    assert faults_for_path(graph, tasks, start, [("trigger", 1), ("failover",)]) == (GLOBAL_FAILURE.format(checkpoint=1),)
+    assert faults_for_path(graph, tasks, start, [("failover",)], kinds=frozenset({"global-failure"})) == \
+        (GLOBAL_FAILURE.format(checkpoint=1),)

@@ -873,3 +873,18 @@ def test_a_global_failure_is_a_failover_with_no_task_failed():
     assert ("failover",) in labels and not [label for label in labels if label[0] == "fail"]
     struck = result.as_json()["faults"]
     assert [(f["kind"], f["at"]) for f in struck] == [("global-failure", "checkpoint 1 in the split enumerator of src")]
+
+
+def test_a_global_failure_at_the_start_is_a_failover_before_any_trigger():
+    """`--fault global-failure-at-start`: the enumerator's async action, handed over as it starts
+    (flink.log:117), threw (125); the JobManager recovered from a global failure (145) before its
+    checkpoint scheduler ran: F1 comes before the first trigger, a target no other fault reaches."""
+    run = RUNS / "chain-global-failure-at-start"
+    log = (run / "flink.log").read_text()
+    assert log.index("Trying to recover from a global failure.") < log.index("Triggering checkpoint 1 ")
+    result = _conform(run)
+    assert result.conforms, result.first_unexplained
+    labels = result.verdict.behaviour
+    assert labels[0] == ("failover",) and not [label for label in labels if label[0] == "fail"]
+    struck = result.as_json()["faults"]
+    assert [(f["kind"], f["at"]) for f in struck] == [("global-failure-at-start", "the start of the split enumerator of src")]

@@ -223,6 +223,24 @@ final class Faults {
         }
     }
 
+    /** A source's split enumerator starts (SourceCoordinator.start, as the job starts, before the
+     * checkpoint scheduler runs): global-failure-at-start hands the coordinator an action that
+     * throws, as global-failure does at a snapshot, so the JobManager fails the job over before
+     * its first checkpoint. Once a run: the restarted job's enumerators start clean. */
+    static void enumeratorStart(String vertex, SplitEnumeratorContext<?> context) {
+        for (Point point : POINTS) {
+            if (point.kind.equals("global-failure-at-start") && FIRED.add(point.spec)) {
+                struck(point.kind, null, -1, "the start of the split enumerator of " + vertex);
+                FlipcheckJob.say("failure_injected", Long.toString(System.currentTimeMillis()));
+                RuntimeException failure = new RuntimeException("flipcheck fault " + point.spec
+                        + ": injected failure in the split enumerator of " + vertex + " at its start");
+                context.callAsync(() -> null, (ignored, error) -> {
+                    throw failure;
+                });
+            }
+        }
+    }
+
     /** A source's split enumerator snapshots checkpoint `checkpointId`: coordinator-snapshot-throw
      * throws, which fails that checkpoint only; global-failure hands the
      * coordinator an action that throws (SplitEnumeratorContext.callAsync, whose handler runs in

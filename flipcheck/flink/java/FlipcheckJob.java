@@ -350,7 +350,9 @@ public class FlipcheckJob {
             this.pending = new ArrayList<>(pending);
         }
 
-        public void start() {}
+        public void start() {
+            Faults.enumeratorStart(vertex, context);
+        }
 
         public void handleSplitRequest(int subtask, String host) {}
 
@@ -538,6 +540,7 @@ public class FlipcheckJob {
 
         public void start() {
             SPLITS_LOG.info("flipcheck splits {}: enumerator started, pending {}", vertex, ids(pending.values()));
+            Faults.enumeratorStart(vertex, context);
         }
 
         public void handleSplitRequest(int subtask, String host) {
