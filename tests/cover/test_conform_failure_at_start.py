@@ -4,23 +4,21 @@ FAILED line and before it handles the failure (its own FAILED line). Validation 
 RUNNING line for the restart, so the JobManager's FAILED line read as a second failure, which no
 behaviour of the model explains: "the log ends, yet every behaviour found still owes ..."."""
 
-import json
 from pathlib import Path
 
-from flipcheck.flink.conform import Tasks, conform_files, model_job, read_logs, read_run_directory, vertex_names
-from flipcheck.flink.observations import observations_of
+import pytest
+
+from flipcheck.flink.conform import conform_files
 
 RUN = Path(__file__).resolve().parents[1] / "fixtures" / "flink_runs" / "diamond-at-least-once-source-fails-before-others-run"
 
 
-def _observed(run):
-    plan = json.loads((run / "plan.json").read_text())
-    reading = read_logs([str(run / "flink.log")], None, vertex_names(plan))
-    _, job = model_job(plan, read_run_directory(run), failures=2)
-    return observations_of(reading, Tasks(plan, job.graph, job))[0]
+@pytest.fixture(scope="module")
+def result():
+    return conform_files(str(RUN / "plan.json"), [str(RUN / "flink.log")])
 
 
-def test_running_lines_before_the_jobmanager_handles_a_failure_do_not_end_it():
+def test_running_lines_before_the_jobmanager_handles_a_failure_do_not_end_it(result):
     log = (RUN / "flink.log").read_text().splitlines()
     failed_on_task, handled = 222, 358
     assert "Source: src (1/2)#0" in log[failed_on_task - 1] and "RUNNING to FAILED" in log[failed_on_task - 1]
@@ -29,13 +27,12 @@ def test_running_lines_before_the_jobmanager_handles_a_failure_do_not_end_it():
     starting = [n for n in range(failed_on_task, handled - 1)
                 if "ExecutionGraph" in log[n] and "INITIALIZING to RUNNING" in log[n]]
     assert starting, "the run no longer shows the race"
-    lines = [(o, e.line) for o, e in _observed(RUN)]
+    lines = [(o, e.line) for o, e in result.observations]
     # one failure: its failover shown once (the TaskManager's line), handled at the JobManager's
     assert [line for o, line in lines if o == ("failover",)] == [failed_on_task]
     assert [line for o, line in lines if o == ("failover-known",)] == [handled]
 
 
-def test_the_run_conforms():
-    result = conform_files(str(RUN / "plan.json"), [str(RUN / "flink.log")])
+def test_the_run_conforms(result):
     assert result.conforms, result.first_unexplained
     assert result.verdict.behaviour.count(("failover",)) == 1
