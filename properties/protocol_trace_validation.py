@@ -134,7 +134,8 @@ class Verdict:
     (``explained_after``); ``evidence``: a later observation that rules the first unexplained
     one out (a task finishing there that the log shows still running later), else None.
     ``exhausted_budget``: a bound of the search stopped it (undecided): the budget, the
-    backtrack's floor, or the frontier's cap, first reached at observation ``frontier_cut``."""
+    backtrack's floor, or the frontier's cap; ``frontier_cut``: the observation at which the
+    frontier's cap first dropped ways (None: it never did)."""
 
     conforms: bool
     explained: int
@@ -882,6 +883,7 @@ def _cut_note(search: _Search, where: Callable[[int], str]) -> str:
     so a verdict after a cut is undecided, not a rejection."""
     if search.cut is None:
         return ""
+    # The option's value without separators: the command is pasted as it is written.
     return (f" (undecided: the search kept {search.max_frontier:,} of the ways to explain {where(search.cut)} and "
             f"dropped the rest, which may explain it; conform --frontier {4 * search.max_frontier} keeps more)")
 
