@@ -163,9 +163,8 @@ def faults_for_path(graph, tasks: Sequence[tuple], states: Sequence, labels: Seq
     ``(vertex, subtask)`` of ``graph``. Empty: the path needs no fault (a fault-free run, or a
     mutation, may take it)."""
     kinds = fault_kinds() if kinds is None else kinds
-    first_trigger = next((i for i, label in enumerate(labels) if label[0] == "trigger"), len(labels))
     early = []
-    for label in labels[:first_trigger]:
+    for label in labels[:_first_trigger(labels)]:
         vertex = tasks[label[1]][0] if label[0] == "end-of-data" else None
         if vertex is not None and not graph.inputs(vertex) and EARLY_END.format(vertex=vertex) not in early:
             early.append(EARLY_END.format(vertex=vertex))
@@ -177,8 +176,13 @@ def faults_for_path(graph, tasks: Sequence[tuple], states: Sequence, labels: Seq
     return faults
 
 
+def _first_trigger(labels: Sequence[tuple]) -> int:
+    """The index of the path's first trigger (its length when it has none)."""
+    return next((i for i, label in enumerate(labels) if label[0] == "trigger"), len(labels))
+
+
 def _path_faults(graph, tasks: Sequence[tuple], states: Sequence, labels: Sequence[tuple], kinds: frozenset) -> tuple:
-    first_trigger = next((i for i, label in enumerate(labels) if label[0] == "trigger"), len(labels))
+    first_trigger = _first_trigger(labels)
     faults = []
     for i, (label, before) in enumerate(zip(labels, states)):
         if label[0] == "fail" and len(faults) < MAX_FAULTS:
@@ -256,13 +260,17 @@ def _runnable(faults: tuple) -> tuple:
     subtask (flipcheck.flink.faults.check_faults), and :data:`MAX_FAULTS` in all; the
     ``--records`` specs first, one per source."""
     kept, places = [], set()
-    shapes = tuple(dict.fromkeys(f for f in faults if RECORDS_OPTION.fullmatch(f)))
+    shapes: dict = {}   # source vertex -> its --records spec, the first one kept
+    for spec in faults:
+        found = RECORDS_OPTION.fullmatch(spec)
+        if found is not None:
+            shapes.setdefault(found["value"].partition("=")[0], spec)
     for fault in faults_only(faults):
         place = ("fail",) if fault.startswith("--fail ") else tuple(fault.partition("@")[0].split(":")[:3])
         if place not in places:
             places.add(place)
             kept.append(fault)
-    return shapes + tuple(kept[:MAX_FAULTS])
+    return tuple(shapes.values()) + tuple(kept[:MAX_FAULTS])
 
 
 # A --fail fault as flipcheck flink run writes it (a campaign token encodes it from this).
