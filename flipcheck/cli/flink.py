@@ -132,6 +132,10 @@ examples:
                        three faults at protocol points; each logs "flipcheck fault ..." when it strikes
   flipcheck flink run examples/graphs/flink/chain.json --out run11 --fault snapshot-throw:map:5@2
                        exit 2: subtask 5 is outside 0..1
+  flipcheck flink run examples/graphs/flink/join.json --out run12 --records short=1 --fault global-failure-at-start
+                       source short sends one record (so it likely ends before checkpoint 1); the job fails over as it starts
+  flipcheck flink run examples/graphs/flink/join.json --out run13 --records join=1
+                       exit 2: join is not a source (VERTEX=N sets one source's records)
   flipcheck flink run examples/graphs/flink/chain.json --out run4 --records 20 --flink 1.14.6
                        another release, FLIP-147's first line (needs network access the first time)
   flipcheck flink run examples/graphs/flink/chain.json --out run5 --flink 9.9.9

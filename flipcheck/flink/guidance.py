@@ -16,7 +16,7 @@ ways:
 * **at random** (:func:`random_faults`): the baseline guidance is compared with.
 
 A run's specs may also shape its workload: ``--records VERTEX=1`` (:data:`EARLY_END`) makes a
-source end its input at once, before Flink's first checkpoint, as a model path whose source
+source end its input at once, likely before Flink's first checkpoint, as a model path whose source
 ends before the first trigger needs (most of the targets' shortest paths do: the model job has
 no records, docs/coverage.md). It is not a fault: :data:`MAX_FAULTS` does not count it.
 
@@ -197,9 +197,9 @@ def _path_faults(graph, tasks: Sequence[tuple], states: Sequence, labels: Sequen
     return _runnable(tuple(faults))
 
 
-# A source that ends its input at once, before Flink's first checkpoint (its one record takes
-# RECORD_DELAY_MS; Flink's first trigger comes after a random delay of up to an interval, once
-# every task runs): flink run's --records for that vertex.
+# A source that ends its input at once, likely before Flink's first checkpoint (its one record
+# takes RECORD_DELAY_MS; Flink's first trigger comes after a random delay of up to an interval,
+# once every task runs; a busy machine may trigger first): flink run's --records for that vertex.
 EARLY_END = "--records {vertex}=1"
 RECORDS_OPTION = re.compile(r"--records (?P<value>\S+)")
 
