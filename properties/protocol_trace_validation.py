@@ -871,8 +871,15 @@ def validate(job: Job, observations: Sequence[tuple], visible: Sequence[str] | N
             return Verdict(True, len(observations), behaviour=list(path), states=search.states,
                            explained_after=list(marks))
     waiting = sorted({w for node in frontier for w in node[1]})
-    why = ("the log ends, yet every behaviour found still owes these lines: "
-           + ", ".join(_describe(job, w) for w in waiting[:4]) + _cut_note(search, where))
+    # A node may owe no line but the step of a line read early (its "closed" bits): say so too,
+    # since those nodes are often the ones closest to explaining the log (divergence 46).
+    early = sorted({b for node in frontier for b in range(len(job.tasks) + 1) if node[3] >> b & 1})
+    owed = []
+    if waiting:
+        owed.append("these lines: " + ", ".join(_describe(job, w) for w in waiting[:4]))
+    if early:
+        owed.append("the step of a line read already: " + ", ".join(_describe_read_early(job, b) for b in early[:4]))
+    why = "the log ends, yet every behaviour found still owes " + "; or ".join(owed) + _cut_note(search, where)
     path, marks = next(iter(frontier.values()))
     return Verdict(False, len(observations), None, why, list(path), search.states, search.cut is not None,
                    explained_after=list(marks), frontier_cut=search.cut)
@@ -1032,6 +1039,13 @@ def model_label(o: tuple) -> tuple:
     if kind == "snapshot":
         return ("rpc", o[1], o[2])
     return (kind,) + tuple(o[1:])
+
+
+def _describe_read_early(job: Job, bit: int) -> str:
+    """A ``closed`` bit of a search node: a line read before the step that shows it."""
+    if bit == len(job.tasks):
+        return "the failover (F1) of a failure whose FAILED line came first"
+    return f"the close of {job.name(bit)}, whose closing line came first"
 
 
 def _describe(job: Job, o: tuple) -> str:

@@ -50,6 +50,7 @@ TARGET_STATES = 20_000
 # What a vertex id or a graph name in a token may hold: the token separators are . ~ + , =
 _NAME = re.compile(r"[A-Za-z0-9_-]+")
 _FAIL = re.compile(r"fail=(?P<vertex>[A-Za-z0-9_-]+),(?P<subtask>[0-9]+)@(?P<record>[0-9]+)")
+_RECORDS = re.compile(r"records=(?P<vertex>[A-Za-z0-9_-]+),(?P<count>[0-9]{1,6})")
 
 
 class CampaignCase(NamedTuple):
@@ -82,9 +83,9 @@ def _decode_fault(text: str) -> str:
         return f"--fail {found['vertex']}:{found['subtask']}@{found['record']}"
     if text.startswith("fault="):
         return "--fault " + _fault_spec(text.removeprefix("fault=").replace(",", ":"), text)
-    vertex, comma, count = text.removeprefix("records=").rpartition(",")
-    if text.startswith("records=") and comma and vertex and count.isdigit():
-        return f"--records {vertex}={int(count)}"
+    shaped = _RECORDS.fullmatch(text)
+    if shaped is not None:
+        return f"--records {shaped['vertex']}={int(shaped['count'])}"
     raise ValueError(f"campaign token: fault {text!r} is none of fail=VERTEX,SUBTASK@RECORD, fault=KIND,... and records=VERTEX,N")
 
 

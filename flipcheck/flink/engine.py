@@ -424,19 +424,18 @@ def with_source_records(graph: JobGraph, records) -> JobGraph:
     """
     if records is None:
         return graph
+    counts = {"*": records} if isinstance(records, int) else dict(records)   # "*": every source
     sources = [v.id for v in graph.vertices if not graph.inputs(v.id)]
-    if not isinstance(records, int):
-        for vertex, count in records.items():
-            if vertex != "*" and vertex not in sources:
-                raise UsageError(f"--records {vertex}={count}: vertex {vertex!r} is not a source of the graph "
-                                 f"(its sources: {', '.join(sources)})")
+    for vertex, count in counts.items():
+        if vertex != "*" and vertex not in sources:
+            raise UsageError(f"--records {vertex}={count}: vertex {vertex!r} is not a source of the graph "
+                             f"(its sources: {', '.join(sources)})")
     vertices = []
     for vertex in graph.vertices:
         extra = dict(vertex.extra)
-        if isinstance(records, int) and vertex.id in sources:
-            extra["records"] = records
-        elif not isinstance(records, int) and vertex.id in sources and (vertex.id in records or "*" in records):
-            extra["records"] = records.get(vertex.id, records.get("*"))
+        count = counts.get(vertex.id, counts.get("*")) if vertex.id in sources else None
+        if count is not None:
+            extra["records"] = count
         vertices.append(JobVertex(vertex.id, vertex.parallelism, MappingProxyType(extra)))
     return JobGraph(tuple(vertices), graph.edges, graph.states, graph.checkpoints_after_tasks_finished)
 

@@ -171,7 +171,8 @@ def test_a_round_token_holds_its_cases_whole_and_rejects_what_it_cannot_hold():
              CampaignCase("guided", "join", "aligned", ("--records short=1", "--fault snapshot-throw:join:0@1"))]
     assert decode_round(encode_round(cases)) == cases and ":" not in encode_round(cases)
     for bad in ("guided.chain.aligned", "lucky.chain.aligned.none", "guided.chain.sideways.none",
-                "guided.chain.aligned.fail=map/1@1", "guided.join.aligned.records=short"):
+                "guided.chain.aligned.fail=map/1@1", "guided.join.aligned.records=short",
+                "guided.join.aligned.records=short,\u00b2"):
         with pytest.raises(ValueError, match="campaign token"):
             decode_round(bad)
 

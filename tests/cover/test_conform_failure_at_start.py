@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from flipcheck.flink.conform import conform_files
+from flipcheck.model.jobgraph import ALL_TO_ALL, JobGraph
+from flipcheck.model.protocol import Job
+from flipcheck.properties.protocol_trace_validation import validate
 
 RUN = Path(__file__).resolve().parents[1] / "fixtures" / "flink_runs" / "diamond-at-least-once-source-fails-before-others-run"
 
@@ -36,3 +39,15 @@ def test_running_lines_before_the_jobmanager_handles_a_failure_do_not_end_it(res
 def test_the_run_conforms(result):
     assert result.conforms, result.first_unexplained
     assert result.verdict.behaviour.count(("failover",)) == 1
+
+
+def test_a_log_ending_with_a_failover_owed_says_so():
+    """What the search said of divergence 46 before the reading was mended: one failure read as
+    two. The nodes that owe no line still owe F1, whose FAILED line they read at the failure;
+    the why names that step, not only the lines other nodes owe."""
+    job = Job(JobGraph.build([("src", 1), ("sink", 1)], [("src", "sink", ALL_TO_ALL)]), records=0, failures=1,
+              periodic_timer=True)
+    verdict = validate(job, [("failover",), ("failover",)], failing={0: 0, 1: 0})
+    assert not verdict.conforms
+    assert verdict.why.startswith("the log ends, yet every behaviour found still owes ")
+    assert "the step of a line read already: the failover (F1) of a failure whose FAILED line came first" in verdict.why
