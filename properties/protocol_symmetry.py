@@ -35,7 +35,7 @@ True
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from itertools import permutations, product
 from typing import Any, Callable, NamedTuple
@@ -184,33 +184,43 @@ def _by_position(mapping: tuple, values: tuple, rename=None) -> tuple:
     return tuple(picked if rename is None else map(rename, picked))
 
 
+# The helpers of ``permute`` are module functions, not closures: compiled, closures that call each
+# other form a reference cycle per call, which only the cycle collector frees, and the parallel
+# explorers pause that collector (flipcheck/parallel_explore/expansion.py).
+def _permuted_records(records_of: dict, values: tuple) -> tuple:
+    return tuple(records_of[r] for r in values) if values else values
+
+
+def _permuted_txns(records_of: dict, values: tuple) -> tuple:
+    return tuple((k, _permuted_records(records_of, r)) for k, r in values) if values else values
+
+
+def _permuted_snapshot(symmetry: Symmetry, t: int, snap: Snapshot | None) -> Snapshot | None:
+    if snap is None:
+        return None
+    ins, outs, recs = symmetry.inputs[t], symmetry.outputs[t], partial(_permuted_records, symmetry.records)
+    return Snapshot(snap.finished_operators, snap.offset, _by_position(outs, snap.sent),
+                    _by_position(ins, snap.received), _by_position(ins, snap.in_flight, recs),
+                    _by_position(outs, snap.output_in_flight, recs),
+                    _permuted_txns(symmetry.records, snap.transactions))
+
+
+def _permuted_handler(symmetry: Symmetry, t: int, h):
+    if h is None:
+        return None
+    ins = symmetry.inputs[t]
+    if isinstance(h, bar.HandlerState):
+        return h._replace(open=_positions_mask(ins, h.open), aligned=_positions_mask(ins, h.aligned),
+                          blocked=_positions_mask(ins, h.blocked))
+    return h._replace(open=_positions_mask(ins, h.open),
+                      entries=tuple(e._replace(aligned=_positions_mask(ins, e.aligned)) for e in h.entries))
+
+
 def permute(job: Job, symmetry: Symmetry, state: JobState) -> JobState:
     """``state`` with its tasks, channels and records renamed by ``symmetry``."""
     tasks_of, records_of = symmetry.tasks, symmetry.records
-
-    def recs(values: tuple) -> tuple:
-        return tuple(records_of[r] for r in values) if values else values
-
-    def txns(values: tuple) -> tuple:
-        return tuple((k, recs(r)) for k, r in values) if values else values
-
-    def snapshot(t: int, snap: Snapshot | None) -> Snapshot | None:
-        if snap is None:
-            return None
-        ins, outs = symmetry.inputs[t], symmetry.outputs[t]
-        return Snapshot(snap.finished_operators, snap.offset, _by_position(outs, snap.sent),
-                        _by_position(ins, snap.received), _by_position(ins, snap.in_flight, recs),
-                        _by_position(outs, snap.output_in_flight, recs), txns(snap.transactions))
-
-    def handler(t: int, h):
-        if h is None:
-            return None
-        ins = symmetry.inputs[t]
-        if isinstance(h, bar.HandlerState):
-            return h._replace(open=_positions_mask(ins, h.open), aligned=_positions_mask(ins, h.aligned),
-                              blocked=_positions_mask(ins, h.blocked))
-        return h._replace(open=_positions_mask(ins, h.open),
-                          entries=tuple(e._replace(aligned=_positions_mask(ins, e.aligned)) for e in h.entries))
+    snapshot, handler = partial(_permuted_snapshot, symmetry), partial(_permuted_handler, symmetry)
+    recs, txns = partial(_permuted_records, records_of), partial(_permuted_txns, records_of)
 
     n = len(job.tasks)
     tasks = [None] * n

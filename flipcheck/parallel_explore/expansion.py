@@ -24,8 +24,10 @@ Example
 
 from __future__ import annotations
 
+import gc
 import json
 from collections import Counter
+from contextlib import contextmanager
 
 from flipcheck.model.graph_json import dumps_graph, loads_graph
 from flipcheck.model.protocol import initial_state
@@ -35,7 +37,8 @@ from flipcheck.properties.protocol_coverage import Coverage, covering
 from flipcheck.properties.protocol_explore import search_functions
 from flipcheck.reference_impl.protocol_variants import make_job
 
-__all__ = ["job_spec", "job_from_spec", "spec_text", "initial", "expand", "number_level", "take_coverage"]
+__all__ = ["job_spec", "job_from_spec", "spec_text", "initial", "expand", "number_level", "take_coverage",
+           "cycle_collector_paused"]
 
 _JOBS: dict = {}   # per process: spec text -> (job, search functions)
 
@@ -82,6 +85,22 @@ def take_coverage(text: str) -> Coverage | None:
     return taken
 
 
+@contextmanager
+def cycle_collector_paused():
+    """Python's cycle collector paused (reference counting still frees everything): a level's
+    states are immutable tuples, which form no reference cycle, yet the collector walks every
+    one of them again and again while they are alive. Measured on pair, unaligned, 2 records,
+    2 checkpoints, 1 failover (112,974 states), expanding and numbering in one process: 10.2 s
+    of CPU with the collector, 6.4 s without, and no cyclic garbage either way."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def initial(text: str) -> tuple:
     """(fingerprint, state, mark, problems) of the initial representative."""
     job, f = _functions(text)
@@ -95,9 +114,15 @@ def expand(text: str, items):
     violations, successor's mark, successor's own violations), and the positions of the steps the
     reduction would follow (None: all). Per successor fingerprint, once in the batch:
     ``("state", fingerprint, successor)``, kept where it was made for the next level."""
+    with cycle_collector_paused():
+        yield from _expand(text, items)
+
+
+def _expand(text: str, items):
     job, f = _functions(text)
     ample = f.get("ample")
     judged: dict = {}   # fingerprint -> (mark, own violations) of each successor made in this batch
+    labels: dict = {}   # one object per distinct label: pickled once a batch, then by reference
     for _, (number, state) in items:
         steps: list = []
         successors: list | None = [] if ample is not None else None   # only the reduction reads them
@@ -108,9 +133,9 @@ def expand(text: str, items):
             key = fingerprint(nxt)
             known = judged.get(key)
             if known is None:   # a state reached again in the batch is judged once
-                known = judged[key] = (f["mark"](nxt), list(f["check_state"](nxt)))
+                known = judged[key] = (f["mark"](nxt), tuple(f["check_state"](nxt)))
                 yield "state", key, nxt
-            steps.append((label, key, list(found), known[0], known[1]))
+            steps.append((labels.setdefault(label, label), key, tuple(found), known[0], known[1]))
         chosen = ample(state, successors) if successors is not None and len(successors) > 1 else None
         yield "step", number, (not steps and f["is_final"](state)), steps, chosen
 

@@ -53,7 +53,7 @@ from flipcheck.properties.protocol_explore import JobExploration, counterexample
 from flipcheck.properties.protocol_reduction import sound_reduction
 from flipcheck.reference_impl.user_variants import failure_in_variant
 
-from .expansion import expand, initial, job_from_spec, job_spec, number_level, spec_text, take_coverage
+from .expansion import cycle_collector_paused, expand, initial, job_from_spec, job_spec, number_level, spec_text, take_coverage
 
 __all__ = ["explore_job_on_workers", "WorkersReport", "default_workers", "job_spec", "job_from_spec"]
 
@@ -120,9 +120,9 @@ def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
     level it owns, in number order; ``held`` the successors its last expansion made."""
     level: list = []
     held: dict = {}
-    expanded: set = set()
     try:
         take_coverage(text)   # what the driver counted before the fork is the driver's
+        gc.disable()   # for the worker's life: see cycle_collector_paused
         while True:
             command, payload = conn.recv()
             if command == "level":
@@ -130,16 +130,14 @@ def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
             elif command == "expand":
                 started = time.process_time()
                 held, steps = _expand_level(text, level)
-                expanded = {number for _, (number, _) in level}
                 level = []
                 conn.send((steps, time.process_time() - started))
-            elif command == "route":
+            elif command == "route":   # payload: the new states this worker made first, and their numbers
                 started = time.process_time()
                 outgoing: list = [[] for _ in range(count)]
-                for key, (number, parent) in payload.items():
-                    if parent in expanded:   # made here first: this worker sends it on
-                        outgoing[key % count].append((key, (number, held[key])))
-                held, expanded = {}, set()
+                for key, number in zip(*payload):
+                    outgoing[key % count].append((key, (number, held[key])))
+                held = {}
                 for other in range(count):
                     if other != me:
                         inboxes[other].put(outgoing[other])
@@ -185,11 +183,15 @@ def explore_job_on_workers(spec: dict, *, workers: int | None = None, max_states
     report = report if report is not None else WorkersReport(count)
     report.workers = count
     started, cpu_started = time.perf_counter(), time.process_time()
-    graph, measured = _search(spec_text(spec, reduction, coverage), count, report, max_states=max_states,
-                              edges=liveness, progress=progress, progress_every=progress_every, min_level=min_level)
+    with cycle_collector_paused():
+        graph, measured = _search(spec_text(spec, reduction, coverage), count, report, max_states=max_states,
+                                  edges=liveness, progress=progress, progress_every=progress_every,
+                                  min_level=min_level)
 
     def full_search(stop_when, edges):   # the full model, numbered as one process numbers it
-        return _search(spec_text(spec), count, report, edges=edges, stop_when=stop_when, min_level=min_level)[0]
+        with cycle_collector_paused():
+            return _search(spec_text(spec), count, report, edges=edges, stop_when=stop_when,
+                           min_level=min_level)[0]
 
     found = counterexamples(job, graph, liveness, reduction, full_search=full_search)
     report.wall_seconds = time.perf_counter() - started
@@ -220,7 +222,11 @@ class _Pool:
 
     def ask(self, command: str, payload=None) -> list:
         """Every worker's answer to ``command``."""
-        for conn in self.conns:
+        return self.ask_each(command, [payload] * self.count)
+
+    def ask_each(self, command: str, payloads: list) -> list:
+        """Every worker's answer to ``command``, worker ``w`` given ``payloads[w]``."""
+        for conn, payload in zip(self.conns, payloads):
             conn.send((command, payload))
         return [_receive(conn) for conn in self.conns]
 
@@ -265,6 +271,7 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
         next_report = started + progress_every
         while True:
             if pool is None and len(level) >= min_level:
+                owner = {number: key % count for key, (number, _) in level}   # of the states being expanded
                 pool, level = _Pool(text, count, level), None
             if pool is None:
                 held, results = _expand_level(text, level)
@@ -280,13 +287,18 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
             truncated = truncated or cut
             if pool is None:
                 level = [(key, (number, held[key])) for key, number in fresh.items()]   # numbers ascend
-            else:
+            else:   # a new state is sent on by the worker that expanded its parent, the parent's owner
                 parents = graph.parent
-                routes = {key: (number, parents[number]) for key, number in fresh.items()}
+                routes: list = [([], []) for _ in range(count)]
+                for key, number in fresh.items():
+                    keys, numbers = routes[owner[parents[number]]]
+                    keys.append(key)
+                    numbers.append(number)
+                owner = {number: key % count for key, number in fresh.items()}
             report.driver_serial_seconds += time.perf_counter() - serial
             report.driver_serial_cpu_seconds += time.process_time() - serial_cpu
             if pool is not None:
-                answers = pool.ask("route", routes)
+                answers = pool.ask_each("route", routes)
                 report.states_moved += sum(moved for moved, _ in answers)
                 report.slowest_worker_cpu_seconds += max(cpu for _, cpu in answers)
             now = time.perf_counter()
