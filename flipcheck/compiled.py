@@ -59,6 +59,7 @@ COMPILED_MODULES = (
     "flipcheck.properties.explore",
     "flipcheck.properties.protocol_explore",
     "flipcheck.properties.protocol_trace_validation",
+    "flipcheck.parallel_explore.expansion",
 )
 
 _ROOT = Path(__file__).resolve().parent.parent
@@ -69,8 +70,8 @@ _stale: list[str] = []
 def _sources() -> list[Path]:
     """The files a build depends on: each compiled module's source, and every file of
     model/protocol (the compiled rules read the interpreted ``structure`` and ``switches``)."""
-    files = {_ROOT / PACKAGE_DIRS[name.split(".")[1]] / Path(*name.split(".")[2:]).with_suffix(".py")
-             for name in COMPILED_MODULES}
+    files = {_ROOT / PACKAGE_DIRS.get(name.split(".")[1], "flipcheck/" + name.split(".")[1])
+             / Path(*name.split(".")[2:]).with_suffix(".py") for name in COMPILED_MODULES}
     files.update((_ROOT / "model" / "protocol").glob("*.py"))
     return sorted(files)
 

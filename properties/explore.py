@@ -177,9 +177,21 @@ class StateGraph:
     finals: list = field(default_factory=list)
     problems: dict = field(default_factory=dict)
     seconds: float = 0.0
+    reversed_edges: tuple | None = None   # (states, transitions, counts, sources): see predecessors()
 
     def __len__(self) -> int:
         return len(self.parent)
+
+    def predecessors(self) -> tuple[array, array]:
+        """Predecessor lists in the flat layout of ``offsets``/``targets``: the predecessors of
+        ``j`` are ``sources[counts[j]:counts[j + 1]]``. Built once for a graph of this size (the
+        liveness properties walk them backwards three times: measured, building them was 0.6 s
+        of each pass's 0.9 s on 372,406 states)."""
+        cached = self.reversed_edges
+        if cached is None or cached[0] != len(self) or cached[1] != self.transitions:
+            counts, sources = _reverse(self)
+            cached = self.reversed_edges = (len(self), self.transitions, counts, sources)
+        return cached[2], cached[3]
 
     @property
     def states_per_second(self) -> float:
@@ -469,7 +481,7 @@ def cannot_reach(graph: StateGraph, targets: Iterable[int], within: bytearray | 
     if not graph.edges:
         raise ValueError("the graph was explored without edges")
     n = len(graph)
-    counts, sources = _reverse(graph)
+    counts, sources = graph.predecessors()
     good = bytearray(n)
     stack = []
     for t in targets:

@@ -132,11 +132,11 @@ def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
                 held, steps = _expand_level(text, level)
                 level = []
                 conn.send((steps, time.process_time() - started))
-            elif command == "route":   # payload: the new states this worker made first, and their numbers
+            elif command == "route":   # payload: the new states this worker made first, their numbers and holders
                 started = time.process_time()
                 outgoing: list = [[] for _ in range(count)]
-                for key, number in zip(*payload):
-                    outgoing[key % count].append((key, (number, held[key])))
+                for key, number, holder in zip(*payload):
+                    outgoing[holder].append((key, (number, held[key])))
                 held = {}
                 for other in range(count):
                     if other != me:
@@ -249,6 +249,32 @@ class _Pool:
             queue.close()
 
 
+def _placed(fresh: dict, parents, holder: dict, count: int) -> tuple[list, dict]:
+    """Where a level's new states go. Each is held by the worker that made it, the one that
+    expanded its parent (``holder``), so it crosses no process; only what a worker made beyond
+    its fair share (the level's size over ``count``, rounded up) moves to the workers under
+    theirs. Returns per maker the ``(keys, numbers, holders)`` it is to send on, in number order,
+    and the new states' holders by number."""
+    made: list = [[] for _ in range(count)]
+    for key, number in fresh.items():
+        made[holder[parents[number]]].append((key, number))
+    fair = -(-len(fresh) // count)
+    room = [max(0, fair - len(m)) for m in made]
+    routes, placed = [], {}
+    for w, mine in enumerate(made):
+        holders = [w] * len(mine)
+        surplus, position = len(mine) - fair, len(mine)
+        for other in range(count):
+            while surplus > 0 and room[other] > 0:
+                position -= 1
+                holders[position] = other
+                room[other] -= 1
+                surplus -= 1
+        routes.append(([key for key, _ in mine], [number for _, number in mine], holders))
+        placed.update(zip((number for _, number in mine), holders))
+    return routes, placed
+
+
 def _search(text: str, count: int, report: WorkersReport, *, max_states: int | None = None, edges: bool = True,
             progress: Callable[[StateGraph, float], None] | None = None, progress_every: float = 2.0,
             stop_when: Callable[[StateGraph], bool] | None = None, min_level: int = MIN_LEVEL):
@@ -271,7 +297,7 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
         next_report = started + progress_every
         while True:
             if pool is None and len(level) >= min_level:
-                owner = {number: key % count for key, (number, _) in level}   # of the states being expanded
+                holder = {number: key % count for key, (number, _) in level}   # who expands each state
                 pool, level = _Pool(text, count, level), None
             if pool is None:
                 held, results = _expand_level(text, level)
@@ -287,14 +313,8 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
             truncated = truncated or cut
             if pool is None:
                 level = [(key, (number, held[key])) for key, number in fresh.items()]   # numbers ascend
-            else:   # a new state is sent on by the worker that expanded its parent, the parent's owner
-                parents = graph.parent
-                routes: list = [([], []) for _ in range(count)]
-                for key, number in fresh.items():
-                    keys, numbers = routes[owner[parents[number]]]
-                    keys.append(key)
-                    numbers.append(number)
-                owner = {number: key % count for key, number in fresh.items()}
+            else:
+                routes, holder = _placed(fresh, graph.parent, holder, count)
             report.driver_serial_seconds += time.perf_counter() - serial
             report.driver_serial_cpu_seconds += time.process_time() - serial_cpu
             if pool is not None:

@@ -68,7 +68,8 @@ def test_without_a_c_compiler_one_line_says_the_explorer_runs_uncompiled():
 def test_the_switches_variants_override_stay_interpreted():
     """Compiled, switches.py ignored the class attributes variants override (issue 27)."""
     assert "flipcheck.model.protocol.switches" not in COMPILED_MODULES
-    assert all(name.startswith(("flipcheck.model.protocol.", "flipcheck.properties.")) for name in COMPILED_MODULES)
+    assert all(name.startswith(("flipcheck.model.protocol.", "flipcheck.properties.", "flipcheck.parallel_explore."))
+               for name in COMPILED_MODULES)
 
 
 @pytest.mark.skipif(os.environ.get(PURE_PYTHON_VARIABLE, "") not in ("", "0") or _compiler() is None,
