@@ -449,25 +449,26 @@ def _reduced(builder: GraphBuilder, state, depth_of_state: int, steps: list, amp
 
 
 def _reverse(graph: StateGraph) -> tuple[array, array]:
-    """Predecessor lists in the same flat layout (counting sort)."""
+    """Predecessor lists in the same flat layout (counting sort). Built in lists, which the
+    compiled build indexes without boxing (×3 faster than indexing the arrays), then packed."""
     n = len(graph)
-    counts = array("l", [0]) * (n + 1)
-    targets = graph.targets
+    targets: list[int] = graph.targets.tolist()
+    offsets: list[int] = graph.offsets.tolist()
+    counts: list[int] = [0] * (n + 1)
     for j in targets:
         if j >= 0:
             counts[j + 1] += 1
     for k in range(n):
         counts[k + 1] += counts[k]
-    fill = array("l", counts)
-    sources = array("l", [0]) * counts[n]
-    offsets = graph.offsets
+    fill: list[int] = counts[:]
+    sources: list[int] = [0] * counts[n]
     for i in range(graph.expanded):
         for e in range(offsets[i], offsets[i + 1]):
             j = targets[e]
             if j >= 0:
                 sources[fill[j]] = i
                 fill[j] += 1
-    return counts, sources
+    return array("l", counts), array("l", sources)
 
 
 # bytes.translate table turning 0 into 1 and 1 into 0 (mypyc cannot compile iterating a bytearray).
