@@ -3,19 +3,19 @@
 The search runs breadth-first, one level per round, like the Spark exploration
 (:mod:`.spark`) and with its expansion and numbering (:mod:`.expansion`):
 
-1. worker ``w`` of ``N`` (a forked process) owns the states whose fingerprint is ``w`` modulo
-   ``N``, and expands the level's states it owns; it keeps each successor where it was made and
-   sends the driver the steps only (labels, fingerprints, violations, marks), one batch a level;
+1. each worker (a forked process) holds some of the level's states and expands them; it keeps
+   each successor where it was made and sends the driver the steps only (labels, fingerprints,
+   violations, marks), one batch a level;
 2. the driver merges the batches by state number and numbers the new states in the order the
    single-process explorer would (:func:`~.expansion.number_level`: the same
    :class:`~flipcheck.properties.explore.GraphBuilder`, its seen-set and the graph that the
    liveness properties need);
-3. it sends every worker the new states' numbers; the worker that expanded a new state's
-   parent sends the state to its owner, in one batch per owner, unless it owns it itself. A
-   state crosses a process only when its owner changes.
+3. a new state is held next by the worker that made it, the one that expanded its parent
+   (:func:`_placed`), so it crosses no process; only what a worker made beyond its fair share of
+   the next level moves, in one batch per pair of workers.
 
-So the counts, the state numbers and the counterexamples are those of ``flipcheck explore``
-without ``--workers``, number for number. Workers are forked: they share the driver's hash
+So the counts, the state numbers and the counterexamples are those of ``flipcheck explore
+--workers 1`` (one process), number for number. Workers are forked: they share the driver's hash
 seed, so their fingerprints agree. The liveness properties are judged after the search on the
 driver's graph (:func:`~flipcheck.properties.protocol_explore.counterexamples`): deadlocks are
 found during the expansions, the backward searches (cannot reach the end, hopeless aborts, the
@@ -44,6 +44,7 @@ import multiprocessing
 import os
 import time
 import traceback
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
@@ -79,7 +80,8 @@ class WorkersReport:
     driver_cpu_seconds: float = 0.0
     workers_cpu_seconds: float = 0.0
     slowest_worker_cpu_seconds: float = 0.0   # per level the busiest worker's CPU seconds, summed
-    states_moved: int = 0     # states sent to another worker, their fingerprint's owner
+    states_moved: int = 0     # states sent to another worker, to balance a level
+    imbalance: int = 0        # the most states one worker held beyond another, over the levels
 
     @property
     def driver_cpu_share(self) -> float:
@@ -202,7 +204,7 @@ def explore_job_on_workers(spec: dict, *, workers: int | None = None, max_states
 class _Pool:
     """``count`` forked workers, each given the states of ``level`` whose fingerprint it owns."""
 
-    def __init__(self, text: str, count: int, level: list):
+    def __init__(self, text: str, count: int, level: list):   # the first level: shared by fingerprint
         context = multiprocessing.get_context("fork")
         self.count = count
         self.inboxes = [context.Queue() for _ in range(count)]
@@ -315,6 +317,9 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
                 level = [(key, (number, held[key])) for key, number in fresh.items()]   # numbers ascend
             else:
                 routes, holder = _placed(fresh, graph.parent, holder, count)
+                holding = Counter(holder.values())
+                report.imbalance = max(report.imbalance, max(holding.values(), default=0) - min(
+                    (holding[w] for w in range(count)), default=0))
             report.driver_serial_seconds += time.perf_counter() - serial
             report.driver_serial_cpu_seconds += time.process_time() - serial_cpu
             if pool is not None:

@@ -70,6 +70,15 @@ def test_a_small_search_forks_no_process_and_a_larger_one_hands_its_level_over()
         assert spread.coverage.as_json() == alone.coverage.as_json()   # the driver's and the workers', once
 
 
+def test_a_new_state_stays_with_its_maker_and_only_the_balance_of_a_level_moves():
+    spec = job_spec(example_graph("pair"), "flip-147", {"mode": "unaligned", "records": 1, "failures": 1})
+    report = WorkersReport(2)
+    spread = explore_job_on_workers(spec, workers=2, report=report, min_level=50)
+    assert spread.states == explore_job(job_from_spec(spec), store="fingerprints").states
+    assert report.imbalance <= 1                           # every level shared out evenly
+    assert 0 < report.states_moved < spread.states / 10    # by moving few: most stay where they were made
+
+
 def test_a_bounded_search_stops_where_the_single_process_one_does():
     spec = job_spec(example_graph("pair"), "flip-147", {"mode": "unaligned", "records": 1, "failures": 1})
     spread = explore_job_on_workers(spec, workers=2, max_states=500, min_level=1)
@@ -90,6 +99,21 @@ def _cli(capsys, *args):
     code = main(["explore", "examples/graphs/protocol-pair.json", *args])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("args, expected", [([], 2), (["--workers", "1"], 1), (["--workers", "3"], 3),
+                                            (["--store", "states"], 1), (["--property", "exactly_once"], 1)])
+def test_the_cli_explores_on_every_core_unless_told_or_searching_in_one_process(capsys, monkeypatch, args, expected):
+    import flipcheck.parallel_explore.workers as workers_module
+
+    asked = []
+    monkeypatch.setattr(workers_module, "default_workers", lambda: 2)   # as on a 2-core machine
+    spread = workers_module.explore_job_on_workers
+    monkeypatch.setattr(workers_module, "explore_job_on_workers",
+                        lambda spec, **options: asked.append(options["workers"]) or spread(spec, **options))
+    code, out, _ = _cli(capsys, "--records", "1", "--json", *args)
+    assert code == 0 and json.loads(out)["complete"]
+    assert asked == ([expected] if expected > 1 else [])
 
 
 def test_the_cli_gives_the_same_json_whatever_the_workers(capsys):
