@@ -57,6 +57,7 @@ COMPILED_MODULES = (
     "flipcheck.properties.protocol_symmetry",
     "flipcheck.properties.fingerprints",
     "flipcheck.properties.explore",
+    "flipcheck.properties.protocol_properties",
     "flipcheck.properties.protocol_explore",
     "flipcheck.properties.protocol_trace_validation",
     "flipcheck.parallel_explore.expansion",
