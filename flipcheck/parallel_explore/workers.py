@@ -226,10 +226,16 @@ class _Pool:
         """Every worker's answer to ``command``."""
         return self.ask_each(command, [payload] * self.count)
 
-    def ask_each(self, command: str, payloads: list) -> list:
-        """Every worker's answer to ``command``, worker ``w`` given ``payloads[w]``."""
+    def ask_each(self, command: str, payloads: list, waiting: Callable[[], None] | None = None,
+                 every: float = 2.0) -> list:
+        """Every worker's answer to ``command``, worker ``w`` given ``payloads[w]``; ``waiting()``
+        is called every ``every`` seconds until they all answered (a long level's sign of life)."""
         for conn, payload in zip(self.conns, payloads):
             conn.send((command, payload))
+        if waiting is not None:
+            for conn in self.conns:
+                while not conn.poll(every):
+                    waiting()
         return [_receive(conn) for conn in self.conns]
 
     def stop(self, report: WorkersReport):
@@ -304,7 +310,8 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
             if pool is None:
                 held, results = _expand_level(text, level)
             else:
-                answers = pool.ask("expand")
+                answers = pool.ask_each("expand", [None] * count, waiting=None if progress is None else (
+                    lambda: progress(graph, time.perf_counter() - started)), every=max(progress_every, 0.1))
                 report.slowest_worker_cpu_seconds += max(cpu for _, cpu in answers)
                 results = list(heapq.merge(*(steps for steps, _ in answers), key=lambda step: step[0]))
             serial, serial_cpu = time.perf_counter(), time.process_time()
