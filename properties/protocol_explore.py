@@ -54,7 +54,7 @@ from flipcheck.model.protocol import (
     BARRIER, CANCEL, EOI, FINISHED_TASK, Coordinator, Job, JobState, Snapshot, initial_state, is_end, successors,
 )
 
-from .explore import StateGraph, cannot_reach, explore_graph, lasso
+from .explore import StateGraph, cannot_reach, explore_graph, lasso, predecessor_lists
 from .protocol_properties import (
     AFTER_ABORT, END_REACHABLE, NO_DEADLOCK, check_state, check_step, no_deadlock,
 )
@@ -520,20 +520,20 @@ def edge_label(job: Job, graph: StateGraph, position: int) -> tuple:
 GRAPH_PROPERTIES = frozenset({END_REACHABLE, AFTER_ABORT})
 
 
-def _stuck(graph: StateGraph) -> bytearray:
+def _stuck(graph: StateGraph, predecessors: tuple) -> bytearray:
     """``stuck[i]``: from state ``i`` neither the end of the job nor a deadlock can be reached."""
-    no_end = cannot_reach(graph, graph.finals)
-    no_deadlock_reachable = cannot_reach(graph, graph.deadlocks)
+    no_end = cannot_reach(graph, graph.finals, predecessors=predecessors)
+    no_deadlock_reachable = cannot_reach(graph, graph.deadlocks, predecessors=predecessors)
     return bytearray(map(operator.and_, no_end, no_deadlock_reachable))
 
 
-def _hopeless(graph: StateGraph) -> int:
+def _hopeless(graph: StateGraph, predecessors: tuple) -> int:
     """The first state after whose latest abort no checkpoint can complete and the job cannot
     end (-1: none)."""
     marks = graph.marks
     targets = [i for i in range(len(graph)) if marks[i] & 1]
     targets += graph.finals
-    hopeless = cannot_reach(graph, targets)
+    hopeless = cannot_reach(graph, targets, predecessors=predecessors)
     return next((i for i in range(len(graph)) if hopeless[i] and marks[i] & 2), -1)
 
 
@@ -544,16 +544,18 @@ def violated_properties(graph: StateGraph, liveness: bool = True) -> set[str]:
     if graph.deadlocks:
         found.add(NO_DEADLOCK)
     if liveness and graph.complete:
-        if _stuck(graph).find(1) >= 0:
+        predecessors = predecessor_lists(graph)   # once for the three backward searches
+        if _stuck(graph, predecessors).find(1) >= 0:
             found.add(END_REACHABLE)
-        if _hopeless(graph) >= 0:
+        if _hopeless(graph, predecessors) >= 0:
             found.add(AFTER_ABORT)
     return found
 
 
 def _liveness(job: Job, graph: StateGraph) -> list[Counterexample]:
     found = []
-    stuck = _stuck(graph)
+    predecessors = predecessor_lists(graph)   # once for the three backward searches
+    stuck = _stuck(graph, predecessors)
     start = stuck.find(1)
     if start >= 0:
         positions, ids = lasso(graph, stuck, start)
@@ -563,7 +565,7 @@ def _liveness(job: Job, graph: StateGraph) -> list[Counterexample]:
         found.append(Counterexample(END_REACHABLE, "the job can run into a cycle that never ends it: every task "
                                     "keeps waiting", stem, labels[repeat:]))
     # A checkpoint can complete after an abort (or the job ends).
-    i = _hopeless(graph)
+    i = _hopeless(graph, predecessors)
     if i >= 0:
         c = _state_at(job, graph, i).coordinator
         found.append(Counterexample(AFTER_ABORT, f"checkpoint {c.last_aborted} was aborted and from here no "

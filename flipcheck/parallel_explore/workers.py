@@ -44,7 +44,6 @@ import multiprocessing
 import os
 import time
 import traceback
-from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
@@ -118,8 +117,8 @@ def _expand_level(text: str, level: list) -> tuple[dict, list]:
 
 
 def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
-    """A worker: answers the driver's commands until ``stop``. ``level`` holds the states of the
-    level it owns, in number order; ``held`` the successors its last expansion made."""
+    """A worker: answers the driver's commands until ``stop``. ``level`` is its share of the
+    level being searched, in number order; ``held`` the successors its last expansion made."""
     level: list = []
     held: dict = {}
     try:
@@ -257,12 +256,13 @@ class _Pool:
             queue.close()
 
 
-def _placed(fresh: dict, parents, holder: dict, count: int) -> tuple[list, dict]:
+def _placed(fresh: dict, parents, holder: dict, count: int) -> tuple[list, dict, int]:
     """Where a level's new states go. Each is held by the worker that made it, the one that
     expanded its parent (``holder``), so it crosses no process; only what a worker made beyond
     its fair share (the level's size over ``count``, rounded up) moves to the workers under
     theirs. Returns per maker the ``(keys, numbers, holders)`` it is to send on, in number order,
-    and the new states' holders by number."""
+    the new states' holders by number, and the most states one worker then holds beyond another
+    (every worker ends with its fair share less the room left to it)."""
     made: list = [[] for _ in range(count)]
     for key, number in fresh.items():
         made[holder[parents[number]]].append((key, number))
@@ -280,7 +280,7 @@ def _placed(fresh: dict, parents, holder: dict, count: int) -> tuple[list, dict]
                 surplus -= 1
         routes.append(([key for key, _ in mine], [number for _, number in mine], holders))
         placed.update(zip((number for _, number in mine), holders))
-    return routes, placed
+    return routes, placed, max(room) - min(room)
 
 
 def _search(text: str, count: int, report: WorkersReport, *, max_states: int | None = None, edges: bool = True,
@@ -323,10 +323,8 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
             if pool is None:
                 level = [(key, (number, held[key])) for key, number in fresh.items()]   # numbers ascend
             else:
-                routes, holder = _placed(fresh, graph.parent, holder, count)
-                holding = Counter(holder.values())
-                report.imbalance = max(report.imbalance, max(holding.values(), default=0) - min(
-                    (holding[w] for w in range(count)), default=0))
+                routes, holder, imbalance = _placed(fresh, graph.parent, holder, count)
+                report.imbalance = max(report.imbalance, imbalance)
             report.driver_serial_seconds += time.perf_counter() - serial
             report.driver_serial_cpu_seconds += time.process_time() - serial_cpu
             if pool is not None:
