@@ -227,7 +227,7 @@ def _expand_channels(graph: JobGraph, order: list, index: dict) -> tuple[list, d
 
 def _vertex_flags(graph: JobGraph, vertex_id: str) -> tuple[bool, bool, bool]:
     """The vertex's ``two_phase_commit_sink``, ``sink_v2`` and ``union_list_state`` flags
-    (ValueError for a sink flag on a vertex with outputs, or both sink kinds)."""
+    (ValueError for a sink flag on a vertex with outputs or without inputs, or both sink kinds)."""
     extra = graph.vertex(vertex_id).extra
     two_pc = _flag(extra, "two_phase_commit_sink", vertex_id)
     sink_v2 = _flag(extra, "sink_v2", vertex_id)
@@ -235,6 +235,11 @@ def _vertex_flags(graph: JobGraph, vertex_id: str) -> tuple[bool, bool, bool]:
     for key, on in (("two_phase_commit_sink", two_pc), ("sink_v2", sink_v2)):
         if on and graph.outputs(vertex_id):
             raise ValueError(f"vertex {vertex_id!r}: {key} on a vertex with outputs")
+        # A sink commits what its input channels bring (J2); a source's own records never reach
+        # it, so exactly-once would flag every one. A chained source and sink is source -> sink.
+        if on and not graph.inputs(vertex_id):
+            raise ValueError(f"vertex {vertex_id!r}: {key} on a vertex without inputs (a source); "
+                             "draw a chained source and sink as two vertices, source -> sink")
     if two_pc and sink_v2:
         raise ValueError(f"vertex {vertex_id!r}: two_phase_commit_sink and sink_v2 are two sink kinds, set one")
     return two_pc, sink_v2, union

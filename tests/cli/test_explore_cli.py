@@ -152,7 +152,10 @@ def test_bad_option_one_line_exit_2(capsys, graph_file, args):
 
 
 @pytest.mark.parametrize("document", ["{not json", {"vertices": [{"id": "a", "parallelism": 1, "records": "x"}],
-                                                     "edges": []}])
+                                                     "edges": []},
+                                      # a sink flag on a source: was a false exactly-once violation
+                                      {"vertices": [{"id": "a", "parallelism": 3, "two_phase_commit_sink": True}],
+                                       "edges": []}])
 def test_bad_graph_one_line_exit_2(capsys, graph_file, document):
     code, out, err = run_cli(capsys, graph_file(document))
     assert code == 2 and out == "" and err.startswith("flipcheck: ") and len(err.strip().splitlines()) == 1

@@ -33,6 +33,10 @@ def test_sink_v2_flag_is_checked_like_the_other_sink_flags():
                            [JobEdge("src", "sink", ALL_TO_ALL)])
     with pytest.raises(ValueError, match="sink_v2 on a vertex with outputs"):
         Job(graph)
+    for flag in ("sink_v2", "two_phase_commit_sink"):   # a source's records never reach its own sink
+        alone = JobGraph.build([JobVertex("src", 3, MappingProxyType({flag: True}))], [])
+        with pytest.raises(ValueError, match=f"{flag} on a vertex without inputs"):
+            Job(alone)
     assert [(t.sink_v2, t.two_phase_commit) for t in Job(_graph(sink_v2=True)).tasks] == [(False, False), (True, True)]
 
 
