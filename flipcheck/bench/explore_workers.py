@@ -3,15 +3,16 @@ explorer before ``--workers``) and the workers explorer with 2 processes, side b
 pinned configuration of more than 50,000 states (tests/manifests/protocol.json, no reduction).
 
 Per configuration: wall and CPU seconds of each, the speedup in wall time, the driver's serial
-share of the wall time (merging and numbering while the workers wait), the driver's share of
-all CPU seconds, and how many states crossed to another process per state. The machine's load
-average is printed with each row: on shared cores the wall times say as much about the others
-as about the explorer. So each row also has the run's critical path in CPU seconds (per level
-the busiest worker, plus all of the driver's CPU: the wall time on free cores, IPC waits aside)
-and the projected speedup, one process's CPU seconds over it.
+share of the wall time (numbering after the last worker ended, and placing the next level),
+the driver's share of all CPU seconds, and how many states crossed to another process per
+state. The machine's load average is printed with each row: on shared cores the wall times say
+as much about the others as about the explorer. So each row also has the run's critical path in
+CPU seconds (per level the busiest worker, plus the driver's CPU that did not overlap the
+workers': the wall time on a core per process, IPC waits aside) and the projected speedup, one
+process's CPU seconds over it.
 
 >>> [row["graph"] for row in configurations(min_states=200_000)]
-['join', 'pair']
+['join', 'pair', 'fan-out']
 """
 
 from __future__ import annotations

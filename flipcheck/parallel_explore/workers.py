@@ -5,11 +5,11 @@ The search runs breadth-first, one level per round, like the Spark exploration
 
 1. each worker (a forked process) holds some of the level's states and expands them; it keeps
    each successor where it was made and sends the driver the steps only (labels, fingerprints,
-   violations, marks), one batch a level;
-2. the driver merges the batches by state number and numbers the new states in the order the
-   single-process explorer would (:func:`~.expansion.number_level`: the same
+   violations, marks), in parts of :data:`STREAM_STATES` expanded states, as it goes;
+2. the driver merges the parts by state number as they arrive and numbers the new states in the
+   order the single-process explorer would (:func:`~.expansion.number_level`: the same
    :class:`~flipcheck.properties.explore.GraphBuilder`, its seen-set and the graph that the
-   liveness properties need);
+   liveness properties need), while the workers expand the rest of the level (:class:`_Streamed`);
 3. a new state is held next by the worker that made it, the one that expanded its parent
    (:func:`_placed`), so it crosses no process; only what a worker made beyond its fair share of
    the next level moves, in one batch per pair of workers.
@@ -44,7 +44,9 @@ import multiprocessing
 import os
 import time
 import traceback
+from collections import deque
 from dataclasses import dataclass
+from multiprocessing.connection import wait
 from typing import Callable
 
 from flipcheck.errors import UsageError
@@ -79,6 +81,7 @@ class WorkersReport:
     driver_cpu_seconds: float = 0.0
     workers_cpu_seconds: float = 0.0
     slowest_worker_cpu_seconds: float = 0.0   # per level the busiest worker's CPU seconds, summed
+    driver_overlapped_cpu_seconds: float = 0.0   # the driver's numbering while workers still expanded
     states_moved: int = 0     # states sent to another worker, to balance a level
     imbalance: int = 0        # the most states one worker held beyond another, over the levels
 
@@ -94,8 +97,8 @@ class WorkersReport:
     @property
     def critical_cpu_seconds(self) -> float:
         """The run's wall time on as many free cores as processes: per level the busiest worker,
-        then the driver's serial work (the rest of the driver's CPU, judging included, too)."""
-        return self.slowest_worker_cpu_seconds + self.driver_cpu_seconds
+        then the driver's work that did not overlap the workers' (judging included)."""
+        return self.slowest_worker_cpu_seconds + self.driver_cpu_seconds - self.driver_overlapped_cpu_seconds
 
 
 MIN_LEVEL = 1_000   # a smaller level is expanded by the driver: a few milliseconds, less than a fork
@@ -128,11 +131,19 @@ def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
             command, payload = conn.recv()
             if command == "level":
                 level = payload
-            elif command == "expand":
+            elif command == "expand":   # payload: the expanded states per message
                 started = time.process_time()
-                held, steps = _expand_level(text, level)
+                held, steps = {}, []
+                for record in expand(text, level):
+                    if record[0] == "state":
+                        held[record[1]] = record[2]
+                        continue
+                    steps.append(record[1:])
+                    if len(steps) == payload:   # the driver numbers these while we go on
+                        conn.send((_STEPS, steps))
+                        steps = []
                 level = []
-                conn.send((steps, time.process_time() - started))
+                conn.send((_LAST_STEPS, steps, time.process_time() - started, time.perf_counter()))
             elif command == "route":   # payload: the new states this worker made first, their numbers and holders
                 started = time.process_time()
                 outgoing: list = [[] for _ in range(count)]
@@ -155,6 +166,10 @@ def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
 
 
 _FAILED = "flipcheck worker failed"
+_STEPS, _LAST_STEPS = "steps", "last steps"   # a level's steps, sent as the worker makes them
+# States a worker expands before it sends their steps: the driver numbers them while the workers
+# expand the rest of the level, so only the last message's numbering waits on them.
+STREAM_STATES = 500
 
 
 def _receive(conn):
@@ -200,6 +215,47 @@ def explore_job_on_workers(spec: dict, *, workers: int | None = None, max_states
     return JobExploration(job, graph, found, reduction, measured)
 
 
+class _Streamed:
+    """One level's steps as the workers send them (:data:`STREAM_STATES` expanded states a
+    message), merged in the order of the expanded states' numbers: the driver numbers each part as
+    it arrives, while the workers expand the rest of the level. Whatever a worker sent is read at
+    once (between two parts numbered), or the worker would wait on a full pipe while the driver
+    numbers another's states. ``waiting()`` is called every ``every`` seconds the driver waits
+    for a worker (a long level's sign of life)."""
+
+    def __init__(self, pool: "_Pool", waiting: Callable[[], None] | None, every: float):
+        self.cpus: list = []   # each worker's CPU seconds for the level
+        self.ended = 0.0       # when the last worker ended (perf_counter is one clock for all processes)
+        self._waiting, self._every = waiting, every
+        self._parts: dict = {conn: deque() for conn in pool.conns}   # received, not yet numbered
+        self._sending = set(pool.conns)
+        for conn in pool.conns:
+            conn.send(("expand", STREAM_STATES))
+        self.steps = heapq.merge(*(self._sent_by(conn) for conn in pool.conns), key=lambda step: step[0])
+
+    def _read(self, ready) -> None:
+        for conn in ready:
+            answer = _receive(conn)
+            self._parts[conn].append(answer[1])
+            if answer[0] == _LAST_STEPS:
+                self._sending.discard(conn)
+                self.cpus.append(answer[2])
+                self.ended = max(self.ended, answer[3])
+
+    def _sent_by(self, conn):
+        parts = self._parts[conn]
+        while parts or conn in self._sending:
+            if self._sending:   # take in what is there, without waiting
+                self._read(wait(list(self._sending), timeout=0))
+            while not parts and conn in self._sending:   # wait for this worker's next part
+                ready = wait(list(self._sending), timeout=None if self._waiting is None else self._every)
+                if not ready and self._waiting is not None:
+                    self._waiting()
+                self._read(ready)
+            if parts:
+                yield from parts.popleft()
+
+
 class _Pool:
     """``count`` forked workers, each given the states of ``level`` whose fingerprint it owns."""
 
@@ -225,16 +281,10 @@ class _Pool:
         """Every worker's answer to ``command``."""
         return self.ask_each(command, [payload] * self.count)
 
-    def ask_each(self, command: str, payloads: list, waiting: Callable[[], None] | None = None,
-                 every: float = 2.0) -> list:
-        """Every worker's answer to ``command``, worker ``w`` given ``payloads[w]``; ``waiting()``
-        is called every ``every`` seconds until they all answered (a long level's sign of life)."""
+    def ask_each(self, command: str, payloads: list) -> list:
+        """Every worker's answer to ``command``, worker ``w`` given ``payloads[w]``."""
         for conn, payload in zip(self.conns, payloads):
             conn.send((command, payload))
-        if waiting is not None:
-            for conn in self.conns:
-                while not conn.poll(every):
-                    waiting()
         return [_receive(conn) for conn in self.conns]
 
     def stop(self, report: WorkersReport):
@@ -297,6 +347,7 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
     builder.add(None, -1, None, 0, mark, problems)
     graph = builder.graph
     level: list | None = [(key, (0, state))]   # the driver's, until the workers start
+    level_size = 1
     pool: _Pool | None = None
     measured = None
     try:
@@ -307,24 +358,30 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
             if pool is None and len(level) >= min_level:
                 holder = {number: key % count for key, (number, _) in level}   # who expands each state
                 pool, level = _Pool(text, count, level), None
-            if pool is None:
-                held, results = _expand_level(text, level)
-            else:
-                answers = pool.ask_each("expand", [None] * count, waiting=None if progress is None else (
-                    lambda: progress(graph, time.perf_counter() - started)), every=max(progress_every, 0.1))
-                report.slowest_worker_cpu_seconds += max(cpu for _, cpu in answers)
-                results = list(heapq.merge(*(steps for steps, _ in answers), key=lambda step: step[0]))
-            serial, serial_cpu = time.perf_counter(), time.process_time()
-            if not results:
+            if level_size == 0:
                 break
             depth += 1
-            fresh, cut = number_level(builder, depth, results, max_states)
-            truncated = truncated or cut
             if pool is None:
+                held, results = _expand_level(text, level)
+                serial, serial_cpu = time.perf_counter(), time.process_time()
+                fresh, cut = number_level(builder, depth, results, max_states)
                 level = [(key, (number, held[key])) for key, number in fresh.items()]   # numbers ascend
             else:
+                streamed = _Streamed(pool, waiting=None if progress is None else (
+                    lambda: progress(graph, time.perf_counter() - started)), every=max(progress_every, 0.1))
+                level_cpu = time.process_time()
+                fresh, cut = number_level(builder, depth, streamed.steps, max_states)
+                # Serial: the driver's numbering after the last worker ended (CPU-bound, so its CPU
+                # is about its wall time); the rest of it overlapped the workers' expansion.
+                serial = min(streamed.ended, time.perf_counter())
+                numbering_cpu = time.process_time() - level_cpu
+                serial_cpu = time.process_time() - min(numbering_cpu, time.perf_counter() - serial)
+                report.driver_overlapped_cpu_seconds += serial_cpu - level_cpu
+                report.slowest_worker_cpu_seconds += max(streamed.cpus)
                 routes, holder, imbalance = _placed(fresh, graph.parent, holder, count)
                 report.imbalance = max(report.imbalance, imbalance)
+            truncated = truncated or cut
+            level_size = len(fresh)
             report.driver_serial_seconds += time.perf_counter() - serial
             report.driver_serial_cpu_seconds += time.process_time() - serial_cpu
             if pool is not None:

@@ -79,6 +79,18 @@ def test_a_new_state_stays_with_its_maker_and_only_the_balance_of_a_level_moves(
     assert 0 < report.states_moved < spread.states / 10    # by moving few: most stay where they were made
 
 
+@pytest.mark.parametrize("per_message", [1, 7])
+def test_a_level_numbered_part_by_part_as_the_workers_send_it_is_the_single_process_graph(monkeypatch, per_message):
+    import flipcheck.parallel_explore.workers as workers
+
+    monkeypatch.setattr(workers, "STREAM_STATES", per_message)   # many parts, read in any order
+    spec = job_spec(example_graph("pair"), "cancel-pending-on-finish", {"mode": "unaligned", "records": 1, "failures": 1})
+    alone = explore_job(job_from_spec(spec), store="fingerprints")
+    spread = explore_job_on_workers(spec, workers=3, min_level=20)
+    assert list(spread.graph.parent) == list(alone.graph.parent)
+    assert list(spread.graph.targets) == list(alone.graph.targets) and _traces(spread) == _traces(alone)
+
+
 def test_a_bounded_search_stops_where_the_single_process_one_does():
     spec = job_spec(example_graph("pair"), "flip-147", {"mode": "unaligned", "records": 1, "failures": 1})
     spread = explore_job_on_workers(spec, workers=2, max_states=500, min_level=1)
