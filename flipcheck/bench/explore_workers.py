@@ -12,7 +12,7 @@ workers': the wall time on a core per process, IPC waits aside) and the projecte
 process's CPU seconds over it.
 
 >>> [row["graph"] for row in configurations(min_states=200_000)]
-['join', 'pair', 'fan-out']
+['join', 'pair']
 """
 
 from __future__ import annotations
