@@ -85,13 +85,15 @@ class _Closure:
     out once: for an enabled one the transitions it conflicts with, for a disabled one a
     necessary enabling set."""
 
-    __slots__ = ("job", "state", "steps", "memo", "enabled", "neighbours", "poisoned")
+    __slots__ = ("job", "state", "steps", "memo", "enabled", "neighbours", "hopeless")
 
     def __init__(self, job: Job, state: JobState, steps: list, memo: dict):
         self.job, self.state, self.steps, self.memo = job, state, steps, memo
         self.enabled = {transition(label): i for i, (label, _, _) in enumerate(steps)}
         self.neighbours: dict = {}
-        self.poisoned: set = set()   # transitions whose stubborn set would hold one that fails
+        # Transitions a closure may not reach: one holds a transition that fails, or is no
+        # smaller than the best found so far (or than the limit it was refused at).
+        self.hopeless: set = set()
 
     def of(self, group: tuple):
         found = self.neighbours.get(group)
@@ -120,33 +122,46 @@ class _Closure:
         return found
 
     def grow(self, start: int, limit: int | None = None) -> list[int] | None:
+        """The sorted positions of the enabled steps in the closure of ``steps[start]``'s
+        transition, or None when it holds a transition that fails or ``limit`` enabled steps or
+        more. ``limit`` never rises from one call to the next on one closure (``ample`` lowers
+        it to the best size found), which is what lets a transition be marked *hopeless*: a
+        closure that reaches it can be no smaller than one already found or refused."""
         first = transition(self.steps[start][0])
         parent: dict[Any, Any] = {first: None}   # also the set grown so far
         group: Any  # a transition, then None at the root of the parent chain
         work, positions = [first], []
-        enabled, neighbours, work_out, poisoned = self.enabled, self.neighbours, self._work_out, self.poisoned
-        if first in poisoned:
+        enabled, neighbours, work_out, hopeless = self.enabled, self.neighbours, self._work_out, self.hopeless
+        if first in hopeless:
             return None
         while work:
             group = work.pop()
             more = neighbours.get(group)
             if more is None:
                 more = neighbours[group] = work_out(group)
-            if more is _FAILS or group in poisoned:
-                while group is not None:  # everything on the way here reaches it too
-                    poisoned.add(group)
-                    group = parent[group]
+            if more is _FAILS:
+                self._hopeless_to(group, parent)
                 return None
             i = enabled.get(group)
             if i is not None:
                 positions.append(i)
                 if limit is not None and len(positions) >= limit:
+                    hopeless.add(first)   # its closure is too large now, and limits only fall
                     return None
             for other in more:
                 if other not in parent:
+                    if other in hopeless:   # its closure is in ours: we are no smaller
+                        self._hopeless_to(group, parent)
+                        return None
                     parent[other] = group
                     work.append(other)
+        hopeless.add(first)   # the next limit is this size: a closure holding this one cannot be below it
         return sorted(positions)
+
+    def _hopeless_to(self, group: Any, parent: dict) -> None:
+        while group is not None:   # everything on the way here reaches it too
+            self.hopeless.add(group)
+            group = parent[group]
 
 
 def stubborn_set(job: Job, state: JobState, steps: list, start: int, memo: dict | None = None,
