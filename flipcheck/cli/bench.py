@@ -20,7 +20,8 @@ Benchmarks (speed goals are measured here, never by timed tests).
                             with --builds instead: pure-Python and compiled states/s side by
                             side on every pinned configuration (docs/compiled.md); then
                             one process against --workers 2 in wall time, on every pinned
-                            configuration over 50,000 states (--tables stores,workers);
+                            configuration over 50,000 states, with no reduction and with
+                            --reduction all, the default (--tables stores,workers);
                             --tables spark: the Spark explorers (seen-set on the driver,
                             seen-set on the executors) on local[1] and local[2]: wall, driver
                             and executor CPU, the driver's share of CPU, the speedup
@@ -60,7 +61,7 @@ TARGETS = ("plan", "barriers", "explore", "sweep", "flink", "conform")
 OPTIONS = {
     "plan": ("algorithms", "budget", "json"),
     "barriers": ("json",),
-    "explore": ("json", "builds", "budget", "tables"),
+    "explore": ("json", "builds", "budget", "tables", "repeat"),
     "sweep": ("budget", "repeat", "suites", "json"),
     "flink": ("json", "flink", "flink_home", "jobs", "master"),
     "conform": ("lines", "json", "dir"),
@@ -85,7 +86,8 @@ def configure(parser) -> None:
                              "(default: 30)")
     parser.add_argument("--json", action="store_true", help="one JSON object per measurement")
     parser.add_argument("--repeat", type=bounded_int(1, MAX_REPEAT), metavar="N",
-                        help="sweep: best of N runs per timing (default: 1)")
+                        help="sweep: best of N runs per timing; explore's workers table: N pairs of "
+                             "runs, the median pair's speedup (default: 1)")
     parser.add_argument("--suites", type=name, metavar="A,B", help="sweep: comma-separated suites (default: every suite in this build)")
     parser.add_argument("--lines", type=bounded_int(1_000, 2_000_000), metavar="N",
                         help="conform: about how many lines the real job's log should have (default: 100,000)")
@@ -108,6 +110,7 @@ def _check_options(args) -> None:
     """UsageError for an option the chosen benchmark does not read; then fill in the defaults."""
     from flipcheck.errors import UsageError
 
+    repeat_given = args.repeat is not None
     for name, default in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, default)
@@ -117,6 +120,9 @@ def _check_options(args) -> None:
     for name in ("flink", "flink_home"):
         if getattr(args, name) is not None and name not in OPTIONS[args.target]:
             raise UsageError(f"--{name.replace('_', '-')} does not apply to `bench {args.target}` (it applies to bench flink)")
+    if args.target == "explore" and repeat_given and (args.builds or "workers" not in args.tables.split(",")):
+        raise UsageError("--repeat applies to `bench explore`'s workers table only (--tables workers), "
+                         "not to --builds or the stores and spark tables")
 
 
 def _bench_barriers(args) -> int:
@@ -274,13 +280,14 @@ def _explore_tables(args) -> list[str]:
 
 def _bench_explore_workers(args) -> int:
     """The single-process search against ``--workers 2`` (flipcheck/bench/explore_workers.py)."""
-    from flipcheck.bench.explore_workers import HEADER, configurations, measure, report_line
+    from flipcheck.bench.explore_workers import HEADER, REDUCTIONS, configurations, measure, report_line
 
     if not args.json:
         print(HEADER)
     for config in configurations():
-        row = measure(config)
-        print(json.dumps(row) if args.json else report_line(row), flush=True)
+        for reduction in REDUCTIONS:
+            row = measure(config, reduction=reduction, repeat=args.repeat)
+            print(json.dumps(row) if args.json else report_line(row), flush=True)
     return 0
 
 

@@ -154,14 +154,26 @@ def test_the_bench_row_compares_one_process_and_two_workers_on_a_pinned_configur
 
     smallest = min(configurations(min_states=0), key=lambda c: c["states"])
     row = measure(smallest, min_level=1)
-    assert row["states"] == smallest["states"] and row["workers"] == 2
+    assert row["states"] == smallest["states"] and row["workers"] == 2 and row["reduction"] == "none"
     assert 0 < row["driver_cpu_share"] < 1 and 0 < row["moved_per_state"] < 1
     assert row["projected_speedup"] > 0 and str(row["states"]) in report_line(row)
     assert all(c["states"] > 50_000 for c in configurations())
 
 
+def test_a_repeated_bench_row_is_the_pair_with_the_median_speedup():
+    from flipcheck.bench.explore_workers import configurations, measure, report_line
+
+    smallest = min(configurations(min_states=0), key=lambda c: c["states"])
+    row = measure(smallest, min_level=1, reduction="all", repeat=3)
+    assert row["runs"] == 3 and len(row["speedups"]) == 3 and row["speedups"] == sorted(row["speedups"])
+    assert row["speedup"] == row["speedups"][1] and row["reduction"] == "all"
+    assert report_line(row).endswith(" ".join(f"{x:.2f}" for x in row["speedups"]))
+
+
 @pytest.mark.parametrize("argv, named", [(["bench", "explore", "--tables", "stores,nope"], "'nope'"),
-                                         (["bench", "plan", "--tables", "workers"], "does not apply")])
+                                         (["bench", "plan", "--tables", "workers"], "does not apply"),
+                                         (["bench", "explore", "--builds", "--repeat", "3"], "--repeat"),
+                                         (["bench", "explore", "--tables", "spark", "--repeat", "3"], "workers table")])
 def test_bench_tables_bad_input_is_one_line_exit_2(capsys, argv, named):
     code = main(argv)
     captured = capsys.readouterr()
