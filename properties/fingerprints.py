@@ -12,8 +12,12 @@ seen. :func:`collision_probability` estimates the chance that this happened, as 
 estimate, assuming fingerprints spread uniformly).
 
 The fingerprint is Python's ``hash()`` of the state, 64 bits on 64-bit builds. It is stable
-within one process; hashes of strings change between processes unless ``PYTHONHASHSEED`` is
-fixed, so fingerprints are never written out or compared across processes.
+within one process and the processes forked from it, and nowhere else: hashes of strings change
+between processes unless ``PYTHONHASHSEED`` is fixed, and Python 3.11 hashes ``None`` by its
+address, which changes with every process even under one seed (3.12 gives it a constant hash).
+Where fingerprints meet across processes that were not forked from one another (the executors
+of a Spark cluster, each with its own Python daemon; a search resumed from a saved level), the
+explorers use :func:`stable_fingerprint` instead, and fix ``PYTHONHASHSEED``.
 
 Example
 -------
@@ -26,13 +30,15 @@ Example
 -1
 >>> f"{collision_probability(1_000_000, 5_000_000):.1e}"
 '2.2e-07'
+>>> stable_fingerprint((None, (1, None))) == stable_fingerprint((None, (1, None)))
+True
 """
 
 from __future__ import annotations
 
 from array import array
 
-__all__ = ["FingerprintTable", "fingerprint", "collision_probability"]
+__all__ = ["FingerprintTable", "fingerprint", "stable_fingerprint", "collision_probability"]
 
 _MASK64 = (1 << 64) - 1
 _EMPTY = 0
@@ -43,6 +49,27 @@ def fingerprint(state) -> int:
     """A nonzero signed 64-bit fingerprint of a hashable ``state``."""
     value = hash(state)
     return value if value != _EMPTY else _STAND_IN_FOR_ZERO - (1 << 64)
+
+
+def stable_fingerprint(state) -> int:
+    """A nonzero signed 64-bit fingerprint of ``state`` (tuples, possibly named, of tuples,
+    ints, bools, strings and None: what the model's states are made of) that every process
+    computes alike under one ``PYTHONHASHSEED``: :func:`fingerprint` with ``None`` given a fixed
+    hash. A tuple's hash is taken over its items' fingerprints, so the nesting counts."""
+    value = _stable_hash(state)
+    return value if value != _EMPTY else _STAND_IN_FOR_ZERO - (1 << 64)
+
+
+# None's hash in a stable fingerprint: far from every int a state holds (counts, ids, bit masks).
+_NONE_HASH = -0x4E6F6E65_5F6E6F6E
+
+
+def _stable_hash(value) -> int:
+    if value is None:
+        return _NONE_HASH
+    if isinstance(value, tuple):
+        return hash(tuple([_stable_hash(item) for item in value]))
+    return hash(value)
 
 
 def collision_probability(distinct: int, generated: int) -> float:

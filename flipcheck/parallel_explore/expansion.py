@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from flipcheck.model.graph_json import dumps_graph, loads_graph
 from flipcheck.model.protocol import initial_state
 from flipcheck.properties.explore import GraphBuilder
-from flipcheck.properties.fingerprints import fingerprint
+from flipcheck.properties.fingerprints import fingerprint, stable_fingerprint
 from flipcheck.properties.protocol_coverage import Coverage, covering
 from flipcheck.properties.protocol_explore import search_functions
 from flipcheck.reference_impl.protocol_variants import make_job
@@ -52,10 +52,14 @@ def job_from_spec(spec: dict):
     return make_job(loads_graph(spec["graph"]), spec["variant"], **spec["options"])
 
 
-def spec_text(spec: dict, reduction: str = "none", coverage: bool = False) -> str:
+def spec_text(spec: dict, reduction: str = "none", coverage: bool = False, stable: bool = False) -> str:
     """The key a process builds (and caches) its job and search functions under; with
-    ``coverage`` its expansions also count rules and overrides (:func:`take_coverage`)."""
-    return json.dumps(dict(spec, reduction=reduction, **({"coverage": True} if coverage else {})), sort_keys=True)
+    ``coverage`` its expansions also count rules and overrides (:func:`take_coverage`); with
+    ``stable`` they fingerprint states with
+    :func:`~flipcheck.properties.fingerprints.stable_fingerprint`, which processes not forked from
+    one another compute alike (Spark executors, a resumed search)."""
+    return json.dumps(dict(spec, reduction=reduction, **({"coverage": True} if coverage else {}),
+                           **({"stable_fingerprints": True} if stable else {})), sort_keys=True)
 
 
 def _functions(text: str):
@@ -66,6 +70,7 @@ def _functions(text: str):
         if spec.get("coverage"):
             functions["coverage"] = Coverage()
             functions["successors"] = covering(job, functions["coverage"])
+        functions["fingerprint"] = stable_fingerprint if spec.get("stable_fingerprints") else fingerprint
         _JOBS[text] = (job, functions)
     return _JOBS[text]
 
@@ -105,7 +110,7 @@ def initial(text: str) -> tuple:
     """(fingerprint, state, mark, problems) of the initial representative."""
     job, f = _functions(text)
     state = f["canonical"](initial_state(job))
-    return fingerprint(state), state, f["mark"](state), list(f["check_state"](state))
+    return f["fingerprint"](state), state, f["mark"](state), list(f["check_state"](state))
 
 
 def expand(text: str, items):
@@ -121,6 +126,7 @@ def expand(text: str, items):
 def _expand(text: str, items):
     job, f = _functions(text)
     ample = f.get("ample")
+    fingerprint_of = f["fingerprint"]
     judged: dict = {}   # fingerprint -> (mark, own violations) of each successor made in this batch
     labels: dict = {}   # one object per distinct label: pickled once a batch, then by reference
     for _, (number, state) in items:
@@ -130,7 +136,7 @@ def _expand(text: str, items):
             nxt = f["canonical"](nxt)
             if successors is not None:
                 successors.append((label, nxt, found))
-            key = fingerprint(nxt)
+            key = fingerprint_of(nxt)
             known = judged.get(key)
             if known is None:   # a state reached again in the batch is judged once
                 known = judged[key] = (f["mark"](nxt), tuple(f["check_state"](nxt)))

@@ -69,7 +69,7 @@ from flipcheck.properties.violation import Violation
 from flipcheck.state_codec import CodecError, decode, encode
 
 from .expansion import expand, initial, job_from_spec, spec_text
-from .spark import claim_resume_dir, write_atomically
+from .saved_levels import claim_resume_dir, write_atomically
 
 __all__ = ["explore_job_partitioned", "PartitionedExploration", "LevelProgress", "PARTITIONED_REDUCTIONS",
            "RESUME_FORMAT"]
@@ -77,7 +77,7 @@ __all__ = ["explore_job_partitioned", "PartitionedExploration", "LevelProgress",
 #: The reductions this path gives the single-process counts for (partial-order reduction's proviso
 #: needs the global seen-set in the middle of a level).
 PARTITIONED_REDUCTIONS = ("none", "symmetry")
-RESUME_FORMAT = 1
+RESUME_FORMAT = 2   # 2: stable fingerprints (a directory saved with process-bound ones is refused)
 
 
 @dataclass
@@ -246,7 +246,7 @@ def explore_job_partitioned(spec: dict, spark, *, partitions: int | None = None,
         raise ValueError(f"the seen-set on the executors explores with reduction none or symmetry, not {reduction!r} "
                          "(partial-order reduction's cycle proviso needs the whole seen-set)")
     parts = partitions or sc.defaultParallelism
-    text = spec_text(spec, reduction)
+    text = spec_text(spec, reduction, stable=True)   # each executor's Python daemon is a process of its own
     started = time.perf_counter()
     keep = StorageLevel.MEMORY_AND_DISK
     saving = _ResumeDir(Path(resume_dir), text, parts) if resume_dir is not None else None

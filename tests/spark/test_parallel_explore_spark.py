@@ -75,6 +75,20 @@ def test_the_cli_gives_the_same_answer_with_and_without_master(flipcheck_cli, cl
     assert single == on_spark
 
 
+def test_two_executors_each_with_its_python_daemon_give_the_single_process_counts(flipcheck_cli, cli_env, tmp_path):
+    """Each executor starts its own Python daemon, a process of its own: fingerprints made with
+    Python 3.11's address-based hash of None differed between them, and this run counted 638
+    states where there are 580 (fixed 2026-11-28: stable fingerprints on Spark)."""
+    base = flipcheck_cli + ["explore", "examples/graphs/protocol-pair.json", "--records", "2", "--reduction", "none",
+                            "--json"]
+    alone = subprocess.run(base, capture_output=True, text=True, env=cli_env, timeout=300)
+    spread = subprocess.run(base + ["--master", "local-cluster[2,1,1024]", "--spark-log", str(tmp_path / "spark.log")],
+                            capture_output=True, text=True, env=cli_env, timeout=600)
+    assert alone.returncode == spread.returncode == 0, spread.stderr[-500:]
+    single, on_spark = json.loads(alone.stdout), json.loads(spread.stdout)
+    assert (on_spark["states"], on_spark["transitions"]) == (single["states"], single["transitions"]) == (580, 1291)
+
+
 class _Killed(Exception):
     pass
 
