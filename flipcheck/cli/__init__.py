@@ -99,6 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    args.command_line = argv is None   # this process runs the command line (explore may start it again)
     try:
         with warnings.catch_warnings():
             # A warning (a variant setting the base's own value, say) is one line, like an error.

@@ -70,16 +70,25 @@ expanded; a larger one is refused before any work (exit 2, naming the size and t
 
 workers: by default the search runs on every core, in as many processes (--workers N: in N;
 --workers 1: in this process; --property and --store states always search in one process).
-Measured on 2 free cores, 2 workers were 1.36-1.53x as fast as one process on the pinned
-configurations over 50,000 states without reduction, and 1.56-1.62x on three of them with the
-default --reduction all (docs/protocol.md, "Every core"). The workers expand one
+Measured on 2 cores, 2 workers were 1.41-1.64x as fast as one process on the pinned
+configurations over 50,000 states, with and without the default --reduction all (the median of
+three pairs of runs; docs/protocol.md, "Every core"). The workers expand one
 breadth-first level at a time, each the states it holds; one process (the driver) numbers the new
 states in the single-process order, so the counts, the coverage and every trace are those of
 --workers 1, number for number. A new state stays with the worker that made it; only what
 balances the next level moves. Levels under 1,000 states are expanded by the driver, so a small
-search forks nothing. A killed --workers run starts again from the beginning: to resume one,
-explore with --master and --resume-dir. Deadlocks are found by the workers; the searches after
-the end (end stays reachable, hopeless aborts, the lasso) run in the driver on its graph.
+search forks nothing. Deadlocks are found by the workers; the searches after the end (end stays
+reachable, hopeless aborts, the lasso) run in the driver on its graph.
+
+resume: with --resume-dir DIR the graph and the next level are saved in DIR (JSON and binary
+arrays; nothing is unpickled): by the workers explorer (also with --workers 1) after a level
+whenever 10 s passed since the last save, and at the end; on Spark (--master) after every
+level. Killed, the same command goes on from the last level saved; a DIR of
+another search (graph, options, hash seed) is refused with exit 2. Fingerprints are Python
+hashes, so a resumable search needs PYTHONHASHSEED: when it is not set, flipcheck starts itself
+again with PYTHONHASHSEED=0 (on Spark the executors get the driver's, or 0). A save encodes
+every state of the level and rewrites the graph. A resumed search prints no rule coverage
+(only a whole search counts it).
 
 seen: with --master the driver numbers every state and keeps the seen-set and the graph (about
 70 bytes a state: --seen driver, the default), so it checks every property and gives the traces of
@@ -157,8 +166,9 @@ def configure(parser) -> None:
                         help="with --master: at most N partitions per level, each of at least 500 states "
                              "(default: Spark's parallelism)")
     parser.add_argument("--resume-dir", metavar="DIR", default=None,
-                        help="with --master: save the graph and the next level here after every level; "
-                             "run again with the same DIR and options to continue a killed run")
+                        help="save the graph and the next level here after every level (on the workers, or "
+                             "with --master on Spark); run again with the same DIR and options to continue a "
+                             "killed run (see resume below)")
     parser.add_argument("--spark-log", metavar="FILE", default=None,
                         help="with --master: where Spark's own log goes (default: flipcheck-explore-spark.log "
                              "in the temporary directory)")
@@ -210,17 +220,22 @@ def run(args) -> int:
                          f"frontier {states - graph_.expanded:,}, depth {depth}, {seconds:.0f} s\n")
 
     if args.master is None:
-        if args.partitions is not None or args.spark_log is not None or args.resume_dir is not None \
-                or args.seen is not None:
-            raise UsageError("--partitions, --resume-dir, --seen and --spark-log need --master")
+        if args.partitions is not None or args.spark_log is not None or args.seen is not None:
+            raise UsageError("--partitions, --seen and --spark-log need --master")
         workers = _workers(args)
-        if workers > 1:
+        if args.resume_dir is not None:
+            _resumable(args, workers)
+        if workers > 1 or args.resume_dir is not None:
             from flipcheck.parallel_explore.expansion import job_spec
-            from flipcheck.parallel_explore.workers import explore_job_on_workers
+            from flipcheck.parallel_explore.workers import WorkersReport, explore_job_on_workers
 
+            report = WorkersReport(workers)
             result = explore_job_on_workers(job_spec(graph, variant, _job_options(args)), workers=workers,
                                             max_states=args.max_states, reduction=args.reduction, progress=progress,
-                                            coverage=True)
+                                            coverage=True, resume_dir=args.resume_dir, report=report)
+            if report.resumed_at is not None:
+                sys.stderr.write(f"flipcheck explore: went on from level {report.resumed_at} saved in {args.resume_dir}; "
+                                 "rule coverage is counted only by a whole search, so none is printed\n")
         else:
             result = explore_job(job, max_states=args.max_states, store=args.store, reduction=args.reduction,
                                  progress=progress, coverage=True, shortest_of=args.property)
@@ -288,6 +303,29 @@ def _workers(args) -> int:
         raise UsageError(f"{' and '.join(one_process)} need{'s' if len(one_process) == 1 else ''} the search in one "
                          "process: give --workers 1 or leave --workers out")
     return args.workers
+
+
+def _resumable(args, workers: int) -> None:
+    """--resume-dir without --master: the workers explorer saves every level (even --workers 1,
+    then in one forked process). Its fingerprints are Python hashes, so every run must hash with
+    one seed: from the command line, flipcheck starts again with PYTHONHASHSEED=0 when it is not
+    set; called as a function, it says so."""
+    from flipcheck.errors import UsageError
+    from flipcheck.parallel_explore.workers import fixed_hash_seed
+
+    if args.property is not None or args.store == "states":
+        raise UsageError("--resume-dir saves the workers' search; --property and --store states search in one "
+                         "process, which cannot be resumed: leave them out")
+    if fixed_hash_seed():
+        return
+    if not getattr(args, "command_line", False):
+        raise UsageError("--resume-dir needs one hash seed for every run (fingerprints are Python hashes): "
+                         "set PYTHONHASHSEED, e.g. to 0, before Python starts")
+    import os
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], {**os.environ, "PYTHONHASHSEED": "0"})
 
 
 def _explore_on_spark(args, graph, variant, progress):

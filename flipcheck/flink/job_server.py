@@ -35,11 +35,9 @@ True
 from __future__ import annotations
 
 import atexit
-import ctypes
 import os
 import queue
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -47,6 +45,7 @@ import threading
 import time
 from pathlib import Path
 
+from flipcheck.child_processes import die_with_parent
 from flipcheck.errors import UsageError
 from flipcheck.flink.engine import (DEBUG_LOGGERS, HEAP, JAVA_SOURCE, JVM_OPENS, LOG_LAYOUT, FlinkInstall,
                                     FlinkRunError, compile_job, flink_lib, java_tools, log4j_properties, reported_line)
@@ -59,14 +58,6 @@ SERVER_SOURCE = JAVA_SOURCE.with_name(f"{SERVER_CLASS}.java")
 DISABLE_ENV = "FLIPCHECK_JOB_SERVER"
 # Starting the JVM until it reads its first job; a JVM that is not up by then is not coming.
 START_TIMEOUT_SECONDS = 60
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass  # not Linux: the end of stdin still ends the server
 
 
 class JobServer:
@@ -138,7 +129,7 @@ class JobServer:
         self._lines = queue.Queue()
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                          text=True, bufsize=1,
-                                         preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+                                         preexec_fn=die_with_parent if sys.platform.startswith("linux") else None)
         self.starts += 1
         threading.Thread(target=self._pump, args=(self._process, self._lines), daemon=True).start()
         self._await(("server",), START_TIMEOUT_SECONDS, [])

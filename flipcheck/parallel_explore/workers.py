@@ -21,7 +21,12 @@ driver's graph (:func:`~flipcheck.properties.protocol_explore.counterexamples`):
 found during the expansions, the backward searches (cannot reach the end, hopeless aborts, the
 lasso) stay serial, see docs/protocol.md.
 
-A killed run starts again from the beginning (``--resume-dir`` needs ``--master``).
+With ``resume_dir`` the driver saves its graph and the next level after every level, as the
+Spark exploration does and in the same form (:mod:`.saved_levels`), and a run with the same
+directory and job continues from the last level saved. Fingerprints are Python hashes, so that
+needs one hash seed for every run: ``PYTHONHASHSEED`` must be set before Python starts
+(``flipcheck explore`` sets it and starts again when it is not), and ``meta.json`` keeps a
+probe of it, so a run under another seed is refused, never continued.
 
 Example
 -------
@@ -40,24 +45,31 @@ from __future__ import annotations
 
 import gc
 import heapq
+import json
 import multiprocessing
 import os
+import sys
 import time
 import traceback
 from collections import deque
 from dataclasses import dataclass
 from multiprocessing.connection import wait
+from pathlib import Path
 from typing import Callable
 
+from flipcheck.child_processes import die_with_parent
 from flipcheck.errors import UsageError
 from flipcheck.properties.explore import GraphBuilder, StateGraph
+from flipcheck.properties.fingerprints import stable_fingerprint
 from flipcheck.properties.protocol_explore import JobExploration, counterexamples
 from flipcheck.properties.protocol_reduction import sound_reduction
 from flipcheck.reference_impl.user_variants import failure_in_variant
 
 from .expansion import cycle_collector_paused, expand, initial, job_from_spec, job_spec, number_level, spec_text, take_coverage
+from .saved_levels import RESUME_FORMAT, open_saved, save_level
 
-__all__ = ["explore_job_on_workers", "WorkersReport", "default_workers", "job_spec", "job_from_spec"]
+__all__ = ["explore_job_on_workers", "WorkersReport", "default_workers", "job_spec", "job_from_spec",
+           "fixed_hash_seed"]
 
 
 def default_workers() -> int:
@@ -84,6 +96,7 @@ class WorkersReport:
     driver_overlapped_cpu_seconds: float = 0.0   # the driver's numbering while workers still expanded
     states_moved: int = 0     # states sent to another worker, to balance a level
     imbalance: int = 0        # the most states one worker held beyond another, over the levels
+    resumed_at: int | None = None   # the saved level a resumed search went on from
 
     @property
     def driver_cpu_share(self) -> float:
@@ -125,6 +138,7 @@ def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
     level: list = []
     held: dict = {}
     try:
+        die_with_parent()   # a driver killed with SIGKILL leaves no worker waiting on its pipe
         take_coverage(text)   # what the driver counted before the fork is the driver's
         gc.disable()   # for the worker's life: see cycle_collector_paused
         while True:
@@ -158,6 +172,8 @@ def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
                     level.extend(inboxes[me].get())
                 level.sort(key=lambda item: item[1][0])
                 conn.send((sum(len(outgoing[o]) for o in range(count) if o != me), time.process_time() - started))
+            elif command == "show level":   # to be saved: the states it holds for the next level
+                conn.send(level)
             elif command == "stop":
                 conn.send((time.process_time(), take_coverage(text)))
                 return
@@ -170,6 +186,9 @@ _STEPS, _LAST_STEPS = "steps", "last steps"   # a level's steps, sent as the wor
 # States a worker expands before it sends their steps: the driver numbers them while the workers
 # expand the rest of the level, so only the last message's numbering waits on them.
 STREAM_STATES = 500
+# Seconds between two levels saved for a resume: saving encodes the whole level and rewrites the
+# graph, about what the search costs again if done every level; a kill loses at most this much.
+SAVE_EVERY = 10.0
 
 
 def _receive(conn):
@@ -185,24 +204,40 @@ def _receive(conn):
 def explore_job_on_workers(spec: dict, *, workers: int | None = None, max_states: int | None = None,
                            liveness: bool = True, progress: Callable[[StateGraph, float], None] | None = None,
                            progress_every: float = 2.0, reduction: str = "none", coverage: bool = False,
-                           report: WorkersReport | None = None, min_level: int = MIN_LEVEL) -> JobExploration:
+                           report: WorkersReport | None = None, min_level: int = MIN_LEVEL,
+                           resume_dir: str | None = None, save_every: float = SAVE_EVERY) -> JobExploration:
     """Explore the job of ``spec`` (:func:`job_spec`) level by level on ``workers`` forked
     processes (default: every core); the result equals
     :func:`~flipcheck.properties.protocol_explore.explore_job` with ``store="fingerprints"``, the
     same ``reduction`` and ``coverage``. With a reduction, the full model's search for the shortest
     traces runs on the workers too. Levels of fewer than ``min_level`` states are expanded by the
     driver, and the workers start at the first larger one. ``report`` (a :class:`WorkersReport`) is filled in with where
-    the time went."""
+    the time went. With ``resume_dir`` a level is saved there whenever ``save_every`` seconds
+    passed since the last one saved (and the first and last levels), and a run with the same
+    directory and job continues from the last one saved (``PYTHONHASHSEED`` must be set: see
+    :func:`fixed_hash_seed`); ``report.resumed_at`` is then the level it continued from, and the
+    coverage, which only a whole search counts, is None."""
     count = workers or default_workers()
     job = job_from_spec(spec)
     reduction = sound_reduction(job, reduction)
     report = report if report is not None else WorkersReport(count)
     report.workers = count
     started, cpu_started = time.perf_counter(), time.process_time()
+    saved = save = None
+    if resume_dir is not None:
+        path = Path(resume_dir)
+        saved = open_saved(path, _resume_meta(spec, reduction, max_states, liveness))
+        report.resumed_at = None if saved is None else saved[1]
+
+        def save(builder, depth, truncated, level):
+            save_level(path, builder, depth, truncated, level)
     with cycle_collector_paused():
-        graph, measured = _search(spec_text(spec, reduction, coverage), count, report, max_states=max_states,
+        graph, measured = _search(spec_text(spec, reduction, coverage, stable=resume_dir is not None), count, report,
+                                  max_states=max_states,
                                   edges=liveness, progress=progress, progress_every=progress_every,
-                                  min_level=min_level)
+                                  min_level=min_level, saved=saved, save=save, save_every=save_every)
+    if saved is not None:
+        measured = None   # the levels before the saved one were counted by the killed run
 
     def full_search(stop_when, edges):   # the full model, numbered as one process numbers it
         with cycle_collector_paused():
@@ -213,6 +248,25 @@ def explore_job_on_workers(spec: dict, *, workers: int | None = None, max_states
     report.wall_seconds = time.perf_counter() - started
     report.driver_cpu_seconds = time.process_time() - cpu_started
     return JobExploration(job, graph, found, reduction, measured)
+
+
+def fixed_hash_seed() -> bool:
+    """Whether this process hashes with a seed a later process can share (``PYTHONHASHSEED``
+    set to a number before Python started): what resuming a saved search needs, since its
+    fingerprints are Python hashes."""
+    return os.environ.get("PYTHONHASHSEED", "") not in ("", "random") or not sys.flags.hash_randomization
+
+
+def _resume_meta(spec: dict, reduction: str, max_states: int | None, liveness: bool) -> dict:
+    """What names a saved search: the Spark exploration's (the job, its reduction, the bounds, the
+    hash seed), and a probe of the seed this process really hashes with (the variable could have
+    been set after Python started)."""
+    if not fixed_hash_seed():
+        raise UsageError("resuming needs one hash seed for every run (fingerprints are Python hashes): "
+                         "set PYTHONHASHSEED, e.g. to 0, before Python starts")
+    return {"format": RESUME_FORMAT, "spec": json.loads(spec_text(spec, reduction)), "max_states": max_states,
+            "liveness": liveness, "hash_seed": os.environ.get("PYTHONHASHSEED", "0"),
+            "python": list(sys.version_info[:2]), "hash_probe": stable_fingerprint(("flipcheck", "hash probe"))}
 
 
 class _Streamed:
@@ -335,24 +389,33 @@ def _placed(fresh: dict, parents, holder: dict, count: int) -> tuple[list, dict,
 
 def _search(text: str, count: int, report: WorkersReport, *, max_states: int | None = None, edges: bool = True,
             progress: Callable[[StateGraph, float], None] | None = None, progress_every: float = 2.0,
-            stop_when: Callable[[StateGraph], bool] | None = None, min_level: int = MIN_LEVEL):
+            stop_when: Callable[[StateGraph], bool] | None = None, min_level: int = MIN_LEVEL,
+            saved: tuple | None = None, save: Callable | None = None, save_every: float = 0.0):
     """The graph of the job of ``text`` searched on ``count`` workers (up to ``max_states``, or
     until ``stop_when(graph)`` holds after a level), and the coverage counted. Until a level has
-    ``min_level`` states the driver expands it itself: a small search forks no process."""
+    ``min_level`` states the driver expands it itself: a small search forks no process. The
+    search goes on from ``saved`` (:func:`~.saved_levels.open_saved`'s) if given, and
+    ``save(builder, depth, truncated, next level)`` is called after the first level, the last,
+    and every level that ends ``save_every`` seconds or more after the last one saved."""
     started = time.perf_counter()
     take_coverage(text)   # counts start from zero in this search
     key, state, mark, problems = initial(text)   # also builds the job, which the workers inherit
-    builder = GraphBuilder("fingerprints", edges=edges)
-    builder.seen(None, key=key)
-    builder.add(None, -1, None, 0, mark, problems)
+    level: list | None
+    if saved is None:
+        builder = GraphBuilder("fingerprints", edges=edges)
+        builder.seen(None, key=key)
+        builder.add(None, -1, None, 0, mark, problems)
+        level, depth, truncated = [(key, (0, state))], 0, False   # the driver's, until the workers start
+        if save is not None:
+            save(builder, depth, truncated, level)
+    else:
+        builder, depth, truncated, level = saved
     graph = builder.graph
-    level: list | None = [(key, (0, state))]   # the driver's, until the workers start
-    level_size = 1
+    level_size = len(level)
+    saved_at = time.perf_counter()
     pool: _Pool | None = None
     measured = None
     try:
-        truncated = False
-        depth = 0
         next_report = started + progress_every
         while True:
             if pool is None and len(level) >= min_level:
@@ -388,6 +451,10 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
                 answers = pool.ask_each("route", routes)
                 report.states_moved += sum(moved for moved, _ in answers)
                 report.slowest_worker_cpu_seconds += max(cpu for _, cpu in answers)
+            if save is not None and (level_size == 0 or time.perf_counter() - saved_at >= save_every):
+                save(builder, depth, truncated, level if pool is None else
+                     sorted((item for part in pool.ask("show level") for item in part), key=lambda item: item[1][0]))
+                saved_at = time.perf_counter()
             now = time.perf_counter()
             if progress is not None and now >= next_report:
                 progress(graph, now - started)

@@ -134,7 +134,73 @@ def test_the_cli_gives_the_same_json_whatever_the_workers(capsys):
     assert code_one == code_two == 1 and json.loads(one)["violations"] and one == two
 
 
+class _Killed(Exception):
+    pass
+
+
+def _killed_at(depth):
+    def progress(graph, _seconds):
+        if graph.depth[len(graph) - 1] >= depth:
+            raise _Killed
+    return progress
+
+
+@pytest.mark.parametrize("reduction", ["none", "all"])
+def test_a_killed_search_resumed_from_its_saved_level_is_the_whole_search(tmp_path, monkeypatch, reduction):
+    import flipcheck.parallel_explore.workers as workers_module
+
+    monkeypatch.setattr(workers_module, "fixed_hash_seed", lambda: True)   # one process: one seed throughout
+    spec = job_spec(example_graph("pair"), "cancel-pending-on-finish", {"records": 2})
+    whole = explore_job_on_workers(spec, workers=2, min_level=20, reduction=reduction)
+    saved = str(tmp_path / "saved")
+    with pytest.raises(_Killed):
+        explore_job_on_workers(spec, workers=2, min_level=20, reduction=reduction, resume_dir=saved,
+                               progress=_killed_at(8), progress_every=0, save_every=0)
+    report = WorkersReport(2)
+    resumed = explore_job_on_workers(spec, workers=2, min_level=20, reduction=reduction, resume_dir=saved,
+                                     report=report)
+    assert report.resumed_at is not None and report.resumed_at >= 8
+    assert (resumed.states, resumed.transitions, resumed.complete) == (whole.states, whole.transitions, True)
+    assert _traces(resumed) and _traces(resumed) == _traces(whole)
+    assert resumed.graph.parent == whole.graph.parent and resumed.graph.targets == whole.graph.targets
+    again = explore_job_on_workers(spec, workers=2, min_level=20, reduction=reduction, resume_dir=saved)
+    assert (again.states, again.transitions, _traces(again)) == (whole.states, whole.transitions, _traces(whole))
+
+
+def test_a_saved_search_is_continued_only_by_the_same_search(tmp_path, monkeypatch):
+    import flipcheck.parallel_explore.workers as workers_module
+    from flipcheck.errors import InputError
+
+    monkeypatch.setattr(workers_module, "fixed_hash_seed", lambda: True)
+    saved = str(tmp_path / "saved")
+    explore_job_on_workers(job_spec(example_graph("pair"), "flip-147", {"records": 1}), workers=2, resume_dir=saved)
+    with pytest.raises(InputError, match="holds another exploration .differs in: spec"):
+        explore_job_on_workers(job_spec(example_graph("pair"), "flip-147", {"records": 2}), workers=2,
+                               resume_dir=saved)
+    monkeypatch.setattr(workers_module, "fixed_hash_seed", lambda: False)
+    with pytest.raises(UsageError, match="PYTHONHASHSEED"):
+        explore_job_on_workers(job_spec(example_graph("pair"), "flip-147", {"records": 1}), workers=2,
+                               resume_dir=saved)
+
+
+def test_the_command_line_resumes_under_a_hash_seed_it_sets_itself(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    command = [sys.executable, "-m", "flipcheck.cli", "explore", "examples/graphs/protocol-pair.json", "--records", "2",
+               "--variant", "pre-flip-147", "--resume-dir", str(tmp_path / "saved")]
+    first = subprocess.run(command, env=env, capture_output=True, text=True)
+    second = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert first.returncode == second.returncode == 1 and first.stdout.splitlines()[0] == second.stdout.splitlines()[0]
+    assert json.loads((tmp_path / "saved" / "meta.json").read_text())["hash_seed"] == "0"
+    assert "went on from level" in second.stderr and "went on" not in first.stderr
+
+
 @pytest.mark.parametrize("args, named", [
+    (["--resume-dir", "unused", "--property", "exactly_once"], "--property"),
+    (["--resume-dir", "unused", "--workers", "1", "--store", "states"], "--store states"),
     (["--workers", "0"], "--workers"),
     (["--workers", "2", "--store", "states"], "--store states"),
     (["--workers", "2", "--property", "exactly_once"], "--property"),
@@ -147,6 +213,14 @@ def test_the_cli_gives_the_same_json_whatever_the_workers(capsys):
 def test_workers_options_that_cannot_hold_are_one_line_exit_2(capsys, args, named):
     code, out, err = _cli(capsys, *args)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and named in err
+
+
+def test_resuming_from_a_function_call_needs_a_hash_seed_set_before_python_started(capsys, monkeypatch, tmp_path):
+    import flipcheck.parallel_explore.workers as workers_module
+
+    monkeypatch.setattr(workers_module, "fixed_hash_seed", lambda: False)
+    code, out, err = _cli(capsys, "--resume-dir", str(tmp_path / "saved"))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "PYTHONHASHSEED" in err
 
 
 def test_the_bench_row_compares_one_process_and_two_workers_on_a_pinned_configuration():
