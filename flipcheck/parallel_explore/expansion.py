@@ -165,7 +165,8 @@ def number_level(builder: GraphBuilder, depth: int, results, max_states: int | N
     :func:`expand` without their tag, in the order of the expanded states' numbers. New states are
     numbered as the single-process explorer numbers them (by the expanded state's number, then by
     step). Returns the new states' ``{fingerprint: number}`` and whether ``max_states`` cut the
-    level short."""
+    level short: then, as in the single-process search, the state that met the bound is the last
+    one expanded, and the rest of ``results`` is left unread (the caller drains it, and stops)."""
     fresh: dict = {}
     truncated = False
     for number, final, steps, ample in results:
@@ -183,4 +184,6 @@ def number_level(builder: GraphBuilder, depth: int, results, max_states: int | N
             if found:
                 builder.step_problems(number, label, found)
         builder.expanded(number, len(steps), final)
+        if truncated:
+            break   # explore_graph's bound: the rest of the frontier would only be looked up
     return fresh, truncated

@@ -116,6 +116,10 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
         depth += 1
         fresh, cut = number_level(builder, depth, results, max_states)
         truncated = truncated or cut
+        if truncated:   # the bound is met: the search ends there, as in one process
+            if resume_dir is not None:
+                save_level(Path(resume_dir), builder, depth, truncated, [])
+            break
         now = time.perf_counter()
         if progress is not None and now >= next_report:
             progress(graph, now - started)

@@ -428,12 +428,14 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
                 held, results = _expand_level(text, level)
                 serial, serial_cpu = time.perf_counter(), time.process_time()
                 fresh, cut = number_level(builder, depth, results, max_states)
-                level = [(key, (number, held[key])) for key, number in fresh.items()]   # numbers ascend
+                level = [] if cut else [(key, (number, held[key])) for key, number in fresh.items()]   # numbers ascend
             else:
                 streamed = _Streamed(pool, waiting=None if progress is None else (
                     lambda: progress(graph, time.perf_counter() - started)), every=max(progress_every, 0.1))
                 level_cpu = time.process_time()
                 fresh, cut = number_level(builder, depth, streamed.steps, max_states)
+                for _ in streamed.steps:   # cut short: the parts still on their way are read, not numbered
+                    pass
                 # Serial: the driver's numbering after the last worker ended (CPU-bound, so its CPU
                 # is about its wall time); the rest of it overlapped the workers' expansion.
                 serial = min(streamed.ended, time.perf_counter())
@@ -444,7 +446,7 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
                 routes, holder, imbalance = _placed(fresh, graph.parent, holder, count)
                 report.imbalance = max(report.imbalance, imbalance)
             truncated = truncated or cut
-            level_size = len(fresh)
+            level_size = 0 if truncated else len(fresh)   # a bound met ends the search, as in one process
             report.driver_serial_seconds += time.perf_counter() - serial
             report.driver_serial_cpu_seconds += time.process_time() - serial_cpu
             if pool is not None:
@@ -452,7 +454,7 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
                 report.states_moved += sum(moved for moved, _ in answers)
                 report.slowest_worker_cpu_seconds += max(cpu for _, cpu in answers)
             if save is not None and (level_size == 0 or time.perf_counter() - saved_at >= save_every):
-                save(builder, depth, truncated, level if pool is None else
+                save(builder, depth, truncated, [] if level_size == 0 else level if pool is None else
                      sorted((item for part in pool.ask("show level") for item in part), key=lambda item: item[1][0]))
                 saved_at = time.perf_counter()
             now = time.perf_counter()

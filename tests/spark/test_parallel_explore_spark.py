@@ -61,6 +61,8 @@ def test_a_bounded_search_stops_where_the_single_process_one_does(spark):
     spread = explore_job_on_spark(spec, spark, max_states=500)
     alone = explore_job(job_from_spec(spec), store="fingerprints", max_states=500)
     assert spread.states == alone.states == 500 and not spread.complete and not alone.complete
+    assert (spread.transitions, spread.graph.expanded) == (alone.transitions, alone.graph.expanded)
+    assert list(spread.graph.targets) == list(alone.graph.targets)
 
 
 def test_the_cli_gives_the_same_answer_with_and_without_master(flipcheck_cli, cli_env, tmp_path):
