@@ -77,14 +77,17 @@ def test_the_cli_gives_the_same_answer_with_and_without_master(flipcheck_cli, cl
     assert single == on_spark
 
 
-def test_two_executors_each_with_its_python_daemon_give_the_single_process_counts(flipcheck_cli, cli_env, tmp_path):
+@pytest.mark.parametrize("seen", ["driver", "executors"])
+def test_two_executors_each_with_its_python_daemon_give_the_single_process_counts(flipcheck_cli, cli_env, tmp_path,
+                                                                                   seen):
     """Each executor starts its own Python daemon, a process of its own: fingerprints made with
     Python 3.11's address-based hash of None differed between them, and this run counted 638
     states where there are 580 (fixed 2026-11-28: stable fingerprints on Spark)."""
     base = flipcheck_cli + ["explore", "examples/graphs/protocol-pair.json", "--records", "2", "--reduction", "none",
                             "--json"]
     alone = subprocess.run(base, capture_output=True, text=True, env=cli_env, timeout=300)
-    spread = subprocess.run(base + ["--master", "local-cluster[2,1,1024]", "--spark-log", str(tmp_path / "spark.log")],
+    spread = subprocess.run(base + ["--master", "local-cluster[2,1,1024]", "--seen", seen,
+                                    "--spark-log", str(tmp_path / "spark.log")],
                             capture_output=True, text=True, env=cli_env, timeout=600)
     assert alone.returncode == spread.returncode == 0, spread.stderr[-500:]
     single, on_spark = json.loads(alone.stdout), json.loads(spread.stdout)
