@@ -84,9 +84,10 @@ resume: with --resume-dir DIR the graph and the next level are saved in DIR (JSO
 arrays; nothing is unpickled): by the workers explorer (also with --workers 1) after a level
 whenever 10 s passed since the last save, and at the end; on Spark (--master) after every
 level. Killed, the same command goes on from the last level saved; a DIR of
-another search (graph, options, hash seed) is refused with exit 2. Fingerprints are Python
-hashes, so a resumable search needs PYTHONHASHSEED: when it is not set, flipcheck starts itself
-again with PYTHONHASHSEED=0 (on Spark the executors get the driver's, or 0). A save encodes
+another search (graph, options, hash seed) is refused with exit 2. Fingerprints hash the
+states' strings with Python's hash seed, so a resumable search needs PYTHONHASHSEED: when it is
+not set, flipcheck starts itself again with PYTHONHASHSEED=0 (on Spark the executors get the
+driver's, or 0). A save encodes
 every state of the level and rewrites the graph. A resumed search prints no rule coverage
 (only a whole search counts it).
 
