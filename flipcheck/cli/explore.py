@@ -307,10 +307,10 @@ def _workers(args) -> int:
 
 
 def _resumable(args, workers: int) -> None:
-    """--resume-dir without --master: the workers explorer saves every level (even --workers 1,
-    then in one forked process). Its fingerprints are Python hashes, so every run must hash with
-    one seed: from the command line, flipcheck starts again with PYTHONHASHSEED=0 when it is not
-    set; called as a function, it says so."""
+    """--resume-dir without --master: the workers explorer saves its levels (even --workers 1,
+    then in one forked process). Its fingerprints hash strings with Python's seed, so every run
+    must hash with one seed: from the command line, flipcheck starts again with
+    PYTHONHASHSEED=0 when it is not set; called as a function, it says so."""
     from flipcheck.errors import UsageError
     from flipcheck.parallel_explore.workers import fixed_hash_seed
 
@@ -320,7 +320,7 @@ def _resumable(args, workers: int) -> None:
     if fixed_hash_seed():
         return
     if not getattr(args, "command_line", False):
-        raise UsageError("--resume-dir needs one hash seed for every run (fingerprints are Python hashes): "
+        raise UsageError("--resume-dir needs one hash seed for every run (fingerprints hash strings with it): "
                          "set PYTHONHASHSEED, e.g. to 0, before Python starts")
     import os
 

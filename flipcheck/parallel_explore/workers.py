@@ -21,10 +21,11 @@ driver's graph (:func:`~flipcheck.properties.protocol_explore.counterexamples`):
 found during the expansions, the backward searches (cannot reach the end, hopeless aborts, the
 lasso) stay serial, see docs/protocol.md.
 
-With ``resume_dir`` the driver saves its graph and the next level after every level, as the
-Spark exploration does and in the same form (:mod:`.saved_levels`), and a run with the same
-directory and job continues from the last level saved. Fingerprints are Python hashes, so that
-needs one hash seed for every run: ``PYTHONHASHSEED`` must be set before Python starts
+With ``resume_dir`` the driver saves its graph and the next level in the Spark exploration's
+form (:mod:`.saved_levels`), every :data:`SAVE_EVERY` seconds at a level's end and at the end,
+and a run with the same directory and job continues from the last level saved. Its states are
+then fingerprinted with :func:`~flipcheck.properties.fingerprints.stable_fingerprint`, which
+hashes their strings with Python's seed: ``PYTHONHASHSEED`` must be set before Python starts
 (``flipcheck explore`` sets it and starts again when it is not), and ``meta.json`` keeps a
 probe of it, so a run under another seed is refused, never continued.
 
@@ -253,7 +254,7 @@ def explore_job_on_workers(spec: dict, *, workers: int | None = None, max_states
 def fixed_hash_seed() -> bool:
     """Whether this process hashes with a seed a later process can share (``PYTHONHASHSEED``
     set to a number before Python started): what resuming a saved search needs, since its
-    fingerprints are Python hashes."""
+    fingerprints hash the states' strings with it."""
     return os.environ.get("PYTHONHASHSEED", "") not in ("", "random") or not sys.flags.hash_randomization
 
 
@@ -262,7 +263,7 @@ def _resume_meta(spec: dict, reduction: str, max_states: int | None, liveness: b
     hash seed), and a probe of the seed this process really hashes with (the variable could have
     been set after Python started)."""
     if not fixed_hash_seed():
-        raise UsageError("resuming needs one hash seed for every run (fingerprints are Python hashes): "
+        raise UsageError("resuming needs one hash seed for every run (fingerprints hash strings with it): "
                          "set PYTHONHASHSEED, e.g. to 0, before Python starts")
     return {"format": RESUME_FORMAT, "spec": json.loads(spec_text(spec, reduction)), "max_states": max_states,
             "liveness": liveness, "hash_seed": os.environ.get("PYTHONHASHSEED", "0"),
