@@ -1,8 +1,11 @@
 """Saved levels: how the explorers whose driver numbers every state (:mod:`.spark`,
 ``--master URL``, and :mod:`.workers`, ``--workers N``) resume a killed search.
 
-After every level the driver writes its graph and the next level to the resume directory; a run
-with the same directory and the same job continues from the last level saved. Numbers go to flat
+After a level (every level on Spark; on the workers, every ten seconds or so) the driver writes
+its graph and the next level to the resume directory; a run with the same directory and the same
+job continues from the last level saved. The fingerprints saved are stable ones
+(:func:`~flipcheck.properties.fingerprints.stable_fingerprint`), which a later process computes
+alike. Numbers go to flat
 binary arrays; labels, violations and states to JSON (:mod:`flipcheck.state_codec`): nothing read
 back runs code. ``meta.json`` names the exploration (the job, the bounds, the hash seed the
 fingerprints were made with), so a directory is never continued by another search. Each level

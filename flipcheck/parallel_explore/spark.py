@@ -20,8 +20,11 @@ The driver builds its graph with the single-process explorer's own bookkeeping
 (:func:`~flipcheck.properties.protocol_explore.judge`). So the counts, the state numbers and
 the counterexamples are exactly those of ``flipcheck explore`` without ``--master``.
 
-Fingerprints are computed on the executors only. PySpark starts them with one
-``PYTHONHASHSEED`` (the driver's, or 0), so they agree with each other.
+Fingerprints are computed on the executors only, with
+:func:`~flipcheck.properties.fingerprints.stable_fingerprint`: PySpark starts them with one
+``PYTHONHASHSEED`` (the driver's, or 0), but each executor's Python daemon is a process of its
+own, and Python 3.11 hashes ``None`` by its address, so the plain hash of a state differs from
+one executor to the next.
 
 With ``resume_dir`` the driver saves its graph and the next level after every level
 (:mod:`.saved_levels`: binary arrays, and JSON through :mod:`flipcheck.state_codec`: nothing is
