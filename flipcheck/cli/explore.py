@@ -87,9 +87,8 @@ level. Killed, the same command goes on from the last level saved; a DIR of
 another search (graph, options, hash seed) is refused with exit 2. Fingerprints hash the
 states' strings with Python's hash seed, so a resumable search needs PYTHONHASHSEED: when it is
 not set, flipcheck starts itself again with PYTHONHASHSEED=0 (on Spark the executors get the
-driver's, or 0). A save encodes
-every state of the level and rewrites the graph. A resumed search prints no rule coverage
-(only a whole search counts it).
+driver's, or 0). A save encodes every state of the level and rewrites the graph. A resumed
+search prints no rule coverage (only a whole search counts it).
 
 seen: with --master the driver numbers every state and keeps the seen-set and the graph (about
 70 bytes a state: --seen driver, the default), so it checks every property and gives the traces of
@@ -167,9 +166,9 @@ def configure(parser) -> None:
                         help="with --master: at most N partitions per level, each of at least 500 states "
                              "(default: Spark's parallelism)")
     parser.add_argument("--resume-dir", metavar="DIR", default=None,
-                        help="save the graph and the next level here after every level (on the workers, or "
-                             "with --master on Spark); run again with the same DIR and options to continue a "
-                             "killed run (see resume below)")
+                        help="save the graph and the next level here as the search goes (on the workers every "
+                             "10 s, on Spark with --master every level); run again with the same DIR and options "
+                             "to continue a killed run (see resume below)")
     parser.add_argument("--spark-log", metavar="FILE", default=None,
                         help="with --master: where Spark's own log goes (default: flipcheck-explore-spark.log "
                              "in the temporary directory)")
@@ -225,7 +224,7 @@ def run(args) -> int:
             raise UsageError("--partitions, --seen and --spark-log need --master")
         workers = _workers(args)
         if args.resume_dir is not None:
-            _resumable(args, workers)
+            _resumable(args)
         if workers > 1 or args.resume_dir is not None:
             from flipcheck.parallel_explore.expansion import job_spec
             from flipcheck.parallel_explore.workers import WorkersReport, explore_job_on_workers
@@ -306,22 +305,19 @@ def _workers(args) -> int:
     return args.workers
 
 
-def _resumable(args, workers: int) -> None:
+def _resumable(args) -> None:
     """--resume-dir without --master: the workers explorer saves its levels (even --workers 1,
     then in one forked process). Its fingerprints hash strings with Python's seed, so every run
     must hash with one seed: from the command line, flipcheck starts again with
-    PYTHONHASHSEED=0 when it is not set; called as a function, it says so."""
+    PYTHONHASHSEED=0 when it is not set; called as a function, the explorer says to set it."""
     from flipcheck.errors import UsageError
     from flipcheck.parallel_explore.workers import fixed_hash_seed
 
     if args.property is not None or args.store == "states":
         raise UsageError("--resume-dir saves the workers' search; --property and --store states search in one "
                          "process, which cannot be resumed: leave them out")
-    if fixed_hash_seed():
+    if fixed_hash_seed() or not getattr(args, "command_line", False):
         return
-    if not getattr(args, "command_line", False):
-        raise UsageError("--resume-dir needs one hash seed for every run (fingerprints hash strings with it): "
-                         "set PYTHONHASHSEED, e.g. to 0, before Python starts")
     import os
 
     sys.stdout.flush()

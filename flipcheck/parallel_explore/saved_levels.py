@@ -5,9 +5,8 @@ After a level (every level on Spark; on the workers, every ten seconds or so) th
 its graph and the next level to the resume directory; a run with the same directory and the same
 job continues from the last level saved. The fingerprints saved are stable ones
 (:func:`~flipcheck.properties.fingerprints.stable_fingerprint`), which a later process computes
-alike. Numbers go to flat
-binary arrays; labels, violations and states to JSON (:mod:`flipcheck.state_codec`): nothing read
-back runs code. ``meta.json`` names the exploration (the job, the bounds, the hash seed the
+alike. Numbers go to flat binary arrays; labels, violations and states to JSON
+(:mod:`flipcheck.state_codec`): nothing read back runs code. ``meta.json`` names the exploration (the job, the bounds, the hash seed the
 fingerprints were made with), so a directory is never continued by another search. Each level
 replaces the last one (``current`` names it), written before ``current`` moves, so a run killed
 while saving resumes from the level before.
@@ -17,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from array import array
 from pathlib import Path
 
@@ -26,10 +26,17 @@ from flipcheck.properties.explore import GraphBuilder, StateGraph
 from flipcheck.properties.fingerprints import FingerprintTable
 from flipcheck.properties.violation import Violation
 
-__all__ = ["RESUME_FORMAT", "claim_resume_dir", "write_atomically", "open_saved", "save_level"]
+__all__ = ["RESUME_FORMAT", "resume_meta", "claim_resume_dir", "write_atomically", "open_saved", "save_level"]
 
 RESUME_FORMAT = 2   # 2: stable fingerprints (a directory saved with process-bound ones is refused)
 _ARRAYS = {"parent": "i", "label_index": "i", "depth": "i", "offsets": "q", "targets": "i"}
+
+
+def resume_meta(spec: dict, max_states: int | None, liveness: bool) -> dict:
+    """What names a saved search of the driver-numbered explorers: the job as its expansions
+    read it (``spec``), the bounds, the hash seed and the Python version."""
+    return {"format": RESUME_FORMAT, "spec": spec, "max_states": max_states, "liveness": liveness,
+            "hash_seed": os.environ.get("PYTHONHASHSEED", "0"), "python": list(sys.version_info[:2])}
 
 
 def open_saved(path: Path, meta: dict):

@@ -43,8 +43,6 @@ and the numbering are shared with the workers explorer (:mod:`.expansion`, :mod:
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
 from pathlib import Path
 from typing import Callable
@@ -54,7 +52,7 @@ from flipcheck.properties.protocol_explore import JobExploration, counterexample
 from flipcheck.properties.protocol_reduction import sound_reduction
 
 from .expansion import expand, initial, job_from_spec, job_spec, number_level, spec_text
-from .saved_levels import RESUME_FORMAT, open_saved, save_level
+from .saved_levels import open_saved, resume_meta, save_level
 
 __all__ = ["job_spec", "job_from_spec", "explore_job_on_spark"]
 
@@ -89,9 +87,7 @@ def explore_job_on_spark(spec: dict, spark, *, partitions: int | None = None, ma
     started = time.perf_counter()
     saved = None
     if resume_dir is not None:
-        meta = {"format": RESUME_FORMAT, "spec": spec, "max_states": max_states, "liveness": liveness,
-                "hash_seed": os.environ.get("PYTHONHASHSEED", "0"), "python": list(sys.version_info[:2])}
-        saved = open_saved(Path(resume_dir), meta)
+        saved = open_saved(Path(resume_dir), resume_meta(spec, max_states, liveness))
     if saved is not None:
         builder, depth, truncated, items = saved
         level = sc.parallelize(items, max(1, min(partitions, len(items) // _STATES_PER_PARTITION)))

@@ -44,6 +44,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import gc
 import heapq
 import json
@@ -67,7 +68,7 @@ from flipcheck.properties.protocol_reduction import sound_reduction
 from flipcheck.reference_impl.user_variants import failure_in_variant
 
 from .expansion import cycle_collector_paused, expand, initial, job_from_spec, job_spec, number_level, spec_text, take_coverage
-from .saved_levels import RESUME_FORMAT, open_saved, save_level
+from .saved_levels import open_saved, resume_meta, save_level
 
 __all__ = ["explore_job_on_workers", "WorkersReport", "default_workers", "job_spec", "job_from_spec",
            "fixed_hash_seed"]
@@ -229,9 +230,7 @@ def explore_job_on_workers(spec: dict, *, workers: int | None = None, max_states
         path = Path(resume_dir)
         saved = open_saved(path, _resume_meta(spec, reduction, max_states, liveness))
         report.resumed_at = None if saved is None else saved[1]
-
-        def save(builder, depth, truncated, level):
-            save_level(path, builder, depth, truncated, level)
+        save = functools.partial(save_level, path)
     with cycle_collector_paused():
         graph, measured = _search(spec_text(spec, reduction, coverage, stable=resume_dir is not None), count, report,
                                   max_states=max_states,
@@ -265,9 +264,8 @@ def _resume_meta(spec: dict, reduction: str, max_states: int | None, liveness: b
     if not fixed_hash_seed():
         raise UsageError("resuming needs one hash seed for every run (fingerprints hash strings with it): "
                          "set PYTHONHASHSEED, e.g. to 0, before Python starts")
-    return {"format": RESUME_FORMAT, "spec": json.loads(spec_text(spec, reduction)), "max_states": max_states,
-            "liveness": liveness, "hash_seed": os.environ.get("PYTHONHASHSEED", "0"),
-            "python": list(sys.version_info[:2]), "hash_probe": stable_fingerprint(("flipcheck", "hash probe"))}
+    return dict(resume_meta(json.loads(spec_text(spec, reduction)), max_states, liveness),
+                hash_probe=stable_fingerprint(("flipcheck", "hash probe")))
 
 
 class _Streamed:
