@@ -6,11 +6,12 @@ explore`` runs by default (fewer states, each dearer to expand: the stubborn set
 symmetry representative are worked out by the workers).
 
 Per configuration: wall and CPU seconds of each, the speedup in wall time, the driver's serial
-share of the wall time (numbering after the last worker ended, and placing the next level),
-the driver's share of all CPU seconds, and how many states crossed to another process per
-state. The machine's load average is printed with each row: on shared cores the wall times say
-as much about the others as about the explorer. So each row also has the run's critical path in
-CPU seconds (per level the busiest worker, plus the driver's CPU that did not overlap the
+share of the wall time (numbering after the last worker ended, and placing the next level), the
+driver's share of all CPU seconds, and how many states crossed to another process per state: to
+balance the next level (``moved``), and given by a busy worker to an idle one at a level's end
+(``given``). The machine's load average is printed with each row: on shared cores the wall times
+say as much about the others as about the explorer. So each row also has the run's critical path
+in CPU seconds (per level the busiest worker, plus the driver's CPU that did not overlap the
 workers': the wall time on a core per process, IPC waits aside) and the projected speedup, one
 process's CPU seconds over it.
 
@@ -89,12 +90,13 @@ def _pair(config: dict, spec: dict, workers: int, min_level: int, reduction: str
             "projected_speedup": round(alone_cpu / report.critical_cpu_seconds, 2),
             "driver_serial_share": round(report.serial_share, 3),
             "driver_cpu_share": round(report.driver_cpu_share, 3),
-            "moved_per_state": round(report.states_moved / max(spread.states, 1), 2)}
+            "moved_per_state": round(report.states_moved / max(spread.states, 1), 2),
+            "given_per_state": round(report.states_given / max(spread.states, 1), 2)}
 
 
 HEADER = (f"{'graph':<8} {'p':>1} {'mode':<13} {'rec':>3} {'cp':>2} {'fail':>4} {'red':<4} {'states':>8} {'load':>5} "
           f"{'1 proc s':>8} {'cpu s':>6} {'2 work s':>8} {'cpu s':>6} {'speedup':>7} {'serial':>6} "
-          f"{'drv cpu':>7} {'moved':>5} {'critical':>8} {'projected':>9}  speedups")
+          f"{'drv cpu':>7} {'moved':>5} {'given':>5} {'critical':>8} {'projected':>9}  speedups")
 
 
 def report_line(row: dict) -> str:
@@ -103,5 +105,5 @@ def report_line(row: dict) -> str:
             f"{row['failures']:>4} {row['reduction']:<4} {row['states']:>8} {row['load_average']:>5.1f} {row['one_process_seconds']:>8.1f} "
             f"{row['one_process_cpu_seconds']:>6.1f} {row['workers_seconds']:>8.1f} {row['workers_cpu_seconds']:>6.1f} "
             f"{row['speedup']:>6.2f}x {row['driver_serial_share']:>6.1%} {row['driver_cpu_share']:>7.1%} "
-            f"{row['moved_per_state']:>5.2f} {row['critical_cpu_seconds']:>8.1f} {row['projected_speedup']:>8.2f}x"
+            f"{row['moved_per_state']:>5.2f} {row['given_per_state']:>5.2f} {row['critical_cpu_seconds']:>8.1f} {row['projected_speedup']:>8.2f}x"
             + (f"  {' '.join(f'{x:.2f}' for x in row['speedups'])}" if row.get("runs", 1) > 1 else ""))

@@ -10,7 +10,10 @@ The search runs breadth-first, one level per round, like the Spark exploration
    order the single-process explorer would (:func:`~.expansion.number_level`: the same
    :class:`~flipcheck.properties.explore.GraphBuilder`, its seen-set and the graph that the
    liveness properties need), while the workers expand the rest of the level (:class:`_Streamed`);
-3. a new state is held next by the worker that made it, the one that expanded its parent
+3. a worker that ends its share while another still has :data:`GIVE_AT` states or more to
+   expand is given the last half of them: the states cost unequal work, so equal shares end at
+   different times, and the wall time of a level is its busiest worker's;
+4. a new state is held next by the worker that made it, the one that expanded its parent
    (:func:`_placed`), so it crosses no process; only what a worker made beyond its fair share of
    the next level moves, in one batch per pair of workers.
 
@@ -53,7 +56,7 @@ import os
 import sys
 import time
 import traceback
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 from pathlib import Path
@@ -97,6 +100,7 @@ class WorkersReport:
     slowest_worker_cpu_seconds: float = 0.0   # per level the busiest worker's CPU seconds, summed
     driver_overlapped_cpu_seconds: float = 0.0   # the driver's numbering while workers still expanded
     states_moved: int = 0     # states sent to another worker, to balance a level
+    states_given: int = 0     # states an idle worker expanded for a busy one, at a level's end
     imbalance: int = 0        # the most states one worker held beyond another, over the levels
     resumed_at: int | None = None   # the saved level a resumed search went on from
 
@@ -134,6 +138,51 @@ def _expand_level(text: str, level: list) -> tuple[dict, list]:
     return held, steps
 
 
+class _Share:
+    """A worker's states to expand, in number order, as an iterator whose end can be moved
+    earlier: :meth:`give_half` hands the last half of what is left to an idle worker."""
+
+    def __init__(self, items: list):
+        self.items, self.next, self.end = items, 0, len(items)
+
+    def __iter__(self) -> "_Share":
+        return self
+
+    def __next__(self):
+        if self.next >= self.end:
+            raise StopIteration
+        self.next += 1
+        return self.items[self.next - 1]
+
+    def give_half(self) -> list:
+        cut = self.end - (self.end - self.next) // 2
+        given, self.end = self.items[cut:self.end], cut
+        return given
+
+
+def _expand_streamed(text: str, share: _Share, conn, per_message: int, held: dict, tag: tuple, last_tag: tuple,
+                     inboxes) -> None:
+    """Expand ``share``, keep the successors in ``held`` and send the steps to the driver in parts
+    of ``per_message`` states. With ``inboxes``, the driver may ask between two parts for half of
+    what is left (``("give", taker)``), which goes to the taker's inbox; it asks once a level."""
+    started = time.process_time()
+    steps: list = []
+    for record in expand(text, share):
+        if record[0] == "state":
+            held[record[1]] = record[2]
+            continue
+        steps.append(record[1:])
+        if len(steps) == per_message:   # the driver numbers these while we go on
+            conn.send(tag + (steps,))
+            steps = []
+            if inboxes is not None and conn.poll():
+                command, taker = conn.recv()
+                assert command == "give", command   # the only command a worker is sent while it expands
+                inboxes[taker].put(share.give_half())
+                inboxes = None
+    conn.send(last_tag + (steps, time.process_time() - started, time.perf_counter()))
+
+
 def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
     """A worker: answers the driver's commands until ``stop``. ``level`` is its share of the
     level being searched, in number order; ``held`` the successors its last expansion made."""
@@ -148,18 +197,15 @@ def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
             if command == "level":
                 level = payload
             elif command == "expand":   # payload: the expanded states per message
-                started = time.process_time()
-                held, steps = {}, []
-                for record in expand(text, level):
-                    if record[0] == "state":
-                        held[record[1]] = record[2]
-                        continue
-                    steps.append(record[1:])
-                    if len(steps) == payload:   # the driver numbers these while we go on
-                        conn.send((_STEPS, steps))
-                        steps = []
+                held = {}
+                _expand_streamed(text, _Share(level), conn, payload, held, (_STEPS,), (_LAST_STEPS,), inboxes)
                 level = []
-                conn.send((_LAST_STEPS, steps, time.process_time() - started, time.perf_counter()))
+            elif command == "take":   # payload: the worker giving, the expanded states per message
+                giver, per_message = payload
+                _expand_streamed(text, _Share(inboxes[me].get()), conn, per_message, held,
+                                 (_TAKEN_STEPS, giver), (_TAKEN_LAST, giver), None)
+            elif command == "give":   # asked after this worker's expansion ended: nothing is left to give
+                inboxes[payload].put([])
             elif command == "route":   # payload: the new states this worker made first, their numbers and holders
                 started = time.process_time()
                 outgoing: list = [[] for _ in range(count)]
@@ -185,9 +231,14 @@ def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
 
 _FAILED = "flipcheck worker failed"
 _STEPS, _LAST_STEPS = "steps", "last steps"   # a level's steps, sent as the worker makes them
+_TAKEN_STEPS, _TAKEN_LAST = "taken steps", "last taken steps"   # steps of states another worker gave
 # States a worker expands before it sends their steps: the driver numbers them while the workers
 # expand the rest of the level, so only the last message's numbering waits on them.
 STREAM_STATES = 500
+# States a worker must have left for an idle one to be given half of them: below this, moving
+# them (about a fifth of their expansion's cost) and the wait for the giver's next part, up to
+# STREAM_STATES expansions, would eat what the second core saves.
+GIVE_AT = 2 * STREAM_STATES
 # Seconds between two levels saved for a resume: saving encodes the whole level and rewrites the
 # graph, about what the search costs again if done every level; a kill loses at most this much.
 SAVE_EVERY = 10.0
@@ -274,39 +325,90 @@ class _Streamed:
     it arrives, while the workers expand the rest of the level. Whatever a worker sent is read at
     once (between two parts numbered), or the worker would wait on a full pipe while the driver
     numbers another's states. ``waiting()`` is called every ``every`` seconds the driver waits
-    for a worker (a long level's sign of life)."""
+    for a worker (a long level's sign of life).
 
-    def __init__(self, pool: "_Pool", waiting: Callable[[], None] | None, every: float):
-        self.cpus: list = []   # each worker's CPU seconds for the level
+    States cost unequal work, so equal shares end at different times. A worker that ends its own
+    share (or states it was given) while another still has :data:`GIVE_AT` or more left is given
+    the last half of them: the giver's stream of steps goes on with the taker's steps of those
+    states, which follow all of the giver's own in number order, so the merge is unchanged.
+    ``holder`` (the level's states' workers, by number) is told who expanded each given state: the
+    successors it made are held there."""
+
+    def __init__(self, pool: "_Pool", holder: dict, waiting: Callable[[], None] | None, every: float):
+        count = pool.count
+        self.cpus: list = [0.0] * count   # each worker's CPU seconds for the level
         self.ended = 0.0       # when the last worker ended (perf_counter is one clock for all processes)
+        self.given = 0         # states expanded by another worker than the one that held them
         self._waiting, self._every = waiting, every
-        self._parts: dict = {conn: deque() for conn in pool.conns}   # received, not yet numbered
-        self._sending = set(pool.conns)
+        self._pool, self._holder = pool, holder
+        self._left = Counter(holder.values())      # per worker: states of its share not yet reported
+        self._own: list = [deque() for _ in range(count)]     # parts received, not yet numbered
+        self._taken: list = [deque() for _ in range(count)]   # the same, of the states worker w gave
+        self._expanding = set(range(count))   # workers still expanding their own share
+        self._taker: dict = {}                # giver -> the worker expanding what it gave
+        self._asked: set = set()              # workers asked to give (once a level)
+        self._listening = set(pool.conns)     # the pipes more is still to come on
+        self._worker = {conn: w for w, conn in enumerate(pool.conns)}
         for conn in pool.conns:
             conn.send(("expand", STREAM_STATES))
-        self.steps = heapq.merge(*(self._sent_by(conn) for conn in pool.conns), key=lambda step: step[0])
+        self.steps = heapq.merge(*(self._sent_by(w) for w in range(count)), key=lambda step: step[0])
 
     def _read(self, ready) -> None:
         for conn in ready:
+            w = self._worker[conn]
             answer = _receive(conn)
-            self._parts[conn].append(answer[1])
-            if answer[0] == _LAST_STEPS:
-                self._sending.discard(conn)
-                self.cpus.append(answer[2])
-                self.ended = max(self.ended, answer[3])
+            tag = answer[0]
+            if tag in (_STEPS, _LAST_STEPS):
+                self._own[w].append(answer[1])
+                self._left[w] -= len(answer[1])
+            else:   # steps of states ``answer[1]`` gave to w
+                self._taken[answer[1]].append(answer[2])
+                self.given += len(answer[2])
+                for step in answer[2]:
+                    self._holder[step[0]] = w
+            if tag in (_LAST_STEPS, _TAKEN_LAST):
+                self._listening.discard(conn)
+                self.cpus[w] += answer[-2]
+                self.ended = max(self.ended, answer[-1])
+                if tag == _LAST_STEPS:
+                    self._expanding.discard(w)
+                else:
+                    del self._taker[answer[1]]
+                self._find_work_for(w)
 
-    def _sent_by(self, conn):
-        parts = self._parts[conn]
-        while parts or conn in self._sending:
-            if self._sending:   # take in what is there, without waiting
-                self._read(wait(list(self._sending), timeout=0))
-            while not parts and conn in self._sending:   # wait for this worker's next part
-                ready = wait(list(self._sending), timeout=None if self._waiting is None else self._every)
-                if not ready and self._waiting is not None:
-                    self._waiting()
-                self._read(ready)
-            if parts:
-                yield from parts.popleft()
+    def _find_work_for(self, taker: int) -> None:
+        """Have the worker with the most states left give half of them to the idle ``taker``."""
+        left = [w for w in self._expanding if w not in self._asked and self._left[w] >= GIVE_AT]
+        if not left:
+            return
+        giver = max(left, key=lambda w: (self._left[w], -w))
+        self._asked.add(giver)
+        self._taker[giver] = taker
+        self._pool.conns[giver].send(("give", taker))
+        self._pool.conns[taker].send(("take", (giver, STREAM_STATES)))
+        self._listening.add(self._pool.conns[taker])
+
+    def _take_in(self, still_waiting: Callable[[], bool]) -> None:
+        """Read what was sent, then wait for more while ``still_waiting()``."""
+        if self._listening:   # take in what is there, without waiting
+            self._read(wait(list(self._listening), timeout=0))
+        while still_waiting():
+            ready = wait(list(self._listening), timeout=None if self._waiting is None else self._every)
+            if not ready and self._waiting is not None:
+                self._waiting()
+            self._read(ready)
+
+    def _sent_by(self, w: int):
+        """Worker ``w``'s steps in number order: its own share's, then those of the states it gave."""
+        own, taken = self._own[w], self._taken[w]
+        while own or w in self._expanding:
+            self._take_in(lambda: not own and w in self._expanding)
+            if own:
+                yield from own.popleft()
+        while taken or w in self._taker:
+            self._take_in(lambda: not taken and w in self._taker)
+            if taken:
+                yield from taken.popleft()
 
 
 class _Pool:
@@ -338,7 +440,11 @@ class _Pool:
         """Every worker's answer to ``command``, worker ``w`` given ``payloads[w]``."""
         for conn, payload in zip(self.conns, payloads):
             conn.send((command, payload))
-        return [_receive(conn) for conn in self.conns]
+        answers: dict = {}
+        while len(answers) < self.count:   # in the order they come: one that failed may leave another waiting on it
+            for conn in wait([conn for conn in self.conns if conn not in answers]):
+                answers[conn] = _receive(conn)
+        return [answers[conn] for conn in self.conns]
 
     def stop(self, report: WorkersReport):
         """End the workers; their coverage, summed (None unless counted)."""
@@ -429,7 +535,7 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
                 fresh, cut = number_level(builder, depth, results, max_states)
                 level = [] if cut else [(key, (number, held[key])) for key, number in fresh.items()]   # numbers ascend
             else:
-                streamed = _Streamed(pool, waiting=None if progress is None else (
+                streamed = _Streamed(pool, holder, waiting=None if progress is None else (
                     lambda: progress(graph, time.perf_counter() - started)), every=max(progress_every, 0.1))
                 level_cpu = time.process_time()
                 fresh, cut = number_level(builder, depth, streamed.steps, max_states)
@@ -442,6 +548,7 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
                 serial_cpu = time.process_time() - min(numbering_cpu, time.perf_counter() - serial)
                 report.driver_overlapped_cpu_seconds += serial_cpu - level_cpu
                 report.slowest_worker_cpu_seconds += max(streamed.cpus)
+                report.states_given += streamed.given
                 routes, holder, imbalance = _placed(fresh, graph.parent, holder, count)
                 report.imbalance = max(report.imbalance, imbalance)
             truncated = truncated or cut

@@ -266,3 +266,37 @@ def test_bench_tables_bad_input_is_one_line_exit_2(capsys, argv, named):
     code = main(argv)
     captured = capsys.readouterr()
     assert code == 2 and captured.out == "" and len(captured.err.strip().splitlines()) == 1 and named in captured.err
+
+
+@pytest.mark.parametrize("variant, reduction", [("flip-147", "none"), ("cancel-pending-on-finish", "all")])
+def test_a_worker_that_ends_early_expands_half_of_what_another_has_left(monkeypatch, variant, reduction):
+    import os
+    import time
+
+    import flipcheck.parallel_explore.workers as workers
+
+    expand, driver, expanded_in = workers.expand, os.getpid(), set()
+
+    def odd_fingerprints_slow(text, items):   # a worker's first level: worker 1 holds the odd ones
+        first = os.getpid() != driver and os.getpid() not in expanded_in
+        expanded_in.add(os.getpid())
+
+        def slowed():
+            for item in items:
+                if first and item[0] % 2:
+                    time.sleep(0.002)
+                yield item
+        return expand(text, slowed())
+
+    monkeypatch.setattr(workers, "expand", odd_fingerprints_slow)
+    monkeypatch.setattr(workers, "STREAM_STATES", 10)
+    monkeypatch.setattr(workers, "GIVE_AT", 20)
+    spec = job_spec(example_graph("pair"), variant, {"mode": "unaligned", "records": 1, "failures": 1})
+    report = WorkersReport(2)
+    spread = explore_job_on_workers(spec, workers=2, reduction=reduction, report=report, min_level=50)
+    alone = explore_job(job_from_spec(spec), store="fingerprints", reduction=reduction)
+    assert report.states_given > 0
+    assert (spread.states, spread.transitions) == (alone.states, alone.transitions)
+    assert list(spread.graph.parent) == list(alone.graph.parent)
+    assert list(spread.graph.targets) == list(alone.graph.targets) and _traces(spread) == _traces(alone)
+    assert (_traces(spread) != []) == (variant != "flip-147")
