@@ -29,11 +29,14 @@ Example
 
 from __future__ import annotations
 
+import functools
+import gc
 import time
 from array import array
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Iterator, Sequence
 
 from .fingerprints import FingerprintTable, collision_probability, fingerprint
 
@@ -44,7 +47,36 @@ except ImportError:     # mypy is not installed, so nothing is compiled (docs/co
         return lambda cls: cls
 
 __all__ = ["Exploration", "explore", "trace_to", "StateGraph", "GraphBuilder", "explore_graph", "cannot_reach",
-           "predecessor_lists", "lasso"]
+           "predecessor_lists", "lasso", "cycle_collector_paused"]
+
+
+@contextmanager
+def cycle_collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused (reference counting still frees everything): a search's
+    states are immutable tuples, which form no reference cycle, yet the collector walks every
+    one of them again and again while they are alive. Measured on pair, unaligned, 2 records,
+    2 checkpoints, 1 failover (112,974 states), expanding and numbering level by level in one
+    process: 10.2 s of CPU with the collector, 6.4 s without, and no cyclic garbage either way;
+    on the first 100,000 states of the hidden join (unaligned, 2 checkpoints), searched by
+    :func:`explore_graph`: 3.88 s against 3.57 s (no reduction) and 6.47 s against 6.07 s
+    (``all``), medians of six alternating runs. ``tests/cover/test_explore_garbage.py`` checks
+    that every design's search leaves no cyclic garbage, which would pile up while it runs."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _collector_paused(search: Callable[..., Any]) -> Callable[..., Any]:
+    """``search`` run with the cycle collector paused (:func:`cycle_collector_paused`)."""
+    @functools.wraps(search)
+    def paused(*args: Any, **kwargs: Any) -> Any:
+        with cycle_collector_paused():
+            return search(*args, **kwargs)
+    return paused
 
 
 @mypyc_attr(native_class=False)   # compiled, it still takes the attributes some explorers add (crash_points)
@@ -83,6 +115,7 @@ def trace_to(parents: dict, state: Hashable) -> tuple[list, list]:
     return labels[::-1], states[::-1]
 
 
+@_collector_paused
 def explore(
     initial: Iterable[Hashable],
     successors: Callable[[Hashable], Iterable[tuple[Any, Hashable, Sequence]]],
@@ -307,6 +340,7 @@ class GraphBuilder:
             graph.offsets.append(len(graph.targets))
 
 
+@_collector_paused
 def explore_graph(
     initial: Iterable[Hashable],
     successors: Callable[[Hashable], Iterable[tuple[Any, Hashable, Sequence]]],

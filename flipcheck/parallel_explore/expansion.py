@@ -24,14 +24,12 @@ Example
 
 from __future__ import annotations
 
-import gc
 import json
 from collections import Counter
-from contextlib import contextmanager
 
 from flipcheck.model.graph_json import dumps_graph, loads_graph
 from flipcheck.model.protocol import initial_state
-from flipcheck.properties.explore import GraphBuilder
+from flipcheck.properties.explore import GraphBuilder, cycle_collector_paused
 from flipcheck.properties.fingerprints import fingerprint, stable_fingerprint
 from flipcheck.properties.protocol_coverage import Coverage, covering
 from flipcheck.properties.protocol_explore import search_functions
@@ -88,22 +86,6 @@ def take_coverage(text: str) -> Coverage | None:
         counting.overrides[name] = 0
     counting.states = 0
     return taken
-
-
-@contextmanager
-def cycle_collector_paused():
-    """Python's cycle collector paused (reference counting still frees everything): a level's
-    states are immutable tuples, which form no reference cycle, yet the collector walks every
-    one of them again and again while they are alive. Measured on pair, unaligned, 2 records,
-    2 checkpoints, 1 failover (112,974 states), expanding and numbering in one process: 10.2 s
-    of CPU with the collector, 6.4 s without, and no cyclic garbage either way."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def initial(text: str) -> tuple:
