@@ -47,8 +47,7 @@ _STAND_IN_FOR_ZERO = 0x9E3779B97F4A7C15  # 0 marks an empty slot; a state hashin
 
 def fingerprint(state) -> int:
     """A nonzero signed 64-bit fingerprint of a hashable ``state``."""
-    value = hash(state)
-    return value if value != _EMPTY else _STAND_IN_FOR_ZERO - (1 << 64)
+    return _nonzero(hash(state))
 
 
 def stable_fingerprint(state) -> int:
@@ -56,7 +55,11 @@ def stable_fingerprint(state) -> int:
     ints, bools, strings and None: what the model's states are made of) that every process
     computes alike under one ``PYTHONHASHSEED``: :func:`fingerprint` with ``None`` given a fixed
     hash. A tuple's hash is taken over its items' fingerprints, so the nesting counts."""
-    value = _stable_hash(state)
+    return _nonzero(_stable_hash(state))
+
+
+def _nonzero(value: int) -> int:
+    """``value``, or a stand-in when it is 0, which marks an empty slot of the table."""
     return value if value != _EMPTY else _STAND_IN_FOR_ZERO - (1 << 64)
 
 
