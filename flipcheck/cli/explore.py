@@ -70,13 +70,15 @@ expanded; a larger one is refused before any work (exit 2, naming the size and t
 
 workers: by default the search runs on every core, in as many processes (--workers N: in N;
 --workers 1: in this process; --property and --store states always search in one process).
-Measured on 2 cores, 2 workers were 1.41-1.64x as fast as one process on the pinned
-configurations over 50,000 states, with and without the default --reduction all (the median of
-three pairs of runs; docs/protocol.md, "Every core"). The workers expand one
+Measured on 2 cores, 2 workers were 1.16-1.63x as fast as one process on the pinned
+configurations over 50,000 states, with and without the default --reduction all (medians of
+three runs, against a single process that did not yet pause Python's cycle collector, which
+now saves it 6-8 %; docs/protocol.md, "Every core"). The workers expand one
 breadth-first level at a time, each the states it holds; one process (the driver) numbers the new
 states in the single-process order, so the counts, the coverage and every trace are those of
 --workers 1, number for number. A new state stays with the worker that made it; only what
-balances the next level moves. Levels under 1,000 states are expanded by the driver, so a small
+balances the next level moves, and a worker that ends its share early is given half of what
+another has left. Levels under 1,000 states are expanded by the driver, so a small
 search forks nothing. Deadlocks are found by the workers; the searches after the end (end stays
 reachable, hopeless aborts, the lasso) run in the driver on its graph.
 
