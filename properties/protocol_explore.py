@@ -163,10 +163,7 @@ def _snapshot_ids(snapshot: Snapshot, add) -> None:
         add(k)
 
 
-def _walk_ids(state: JobState, add) -> None:
-    """Call ``add`` on every checkpoint id field of ``state`` (0, -1 and EOI included), the
-    coordinator's first: they hold the newest ids, so :func:`_canonical` can often stop early."""
-    c = state.coordinator
+def _coordinator_ids(c, add) -> None:
     add(c.last_id)
     add(c.completed)
     add(c.last_aborted)
@@ -181,20 +178,25 @@ def _walk_ids(state: JobState, add) -> None:
         for snap in c.restore.snapshots:
             if snap is not None:
                 _snapshot_ids(snap, add)
-    for ts in state.tasks:
-        _handler_ids(ts.handler, add)
-        add(ts.final_min)
-        add(ts.notified)
-        add(ts.sync_savepoint)
-        add(ts.last_checkpoint)
-        if ts.snapshot is not None:
-            add(ts.snapshot[0])
-            _snapshot_ids(ts.snapshot[1], add)
-        for k, snap in ts.outbox:
-            add(k)
-            _snapshot_ids(snap, add)
-        for k, _ in ts.precommitted:
-            add(k)
+
+
+def _task_ids(ts, add) -> None:
+    _handler_ids(ts.handler, add)
+    add(ts.final_min)
+    add(ts.notified)
+    add(ts.sync_savepoint)
+    add(ts.last_checkpoint)
+    if ts.snapshot is not None:
+        add(ts.snapshot[0])
+        _snapshot_ids(ts.snapshot[1], add)
+    for k, snap in ts.outbox:
+        add(k)
+        _snapshot_ids(snap, add)
+    for k, _ in ts.precommitted:
+        add(k)
+
+
+def _in_flight_ids(state: JobState, add) -> None:
     for queue in state.queues:
         for message in queue:
             if message[0] == BARRIER or message[0] == CANCEL:
@@ -207,6 +209,15 @@ def _walk_ids(state: JobState, add) -> None:
     for txns in state.committed:
         for k, _ in txns:
             add(k)
+
+
+def _walk_ids(state: JobState, add) -> None:
+    """Call ``add`` on every checkpoint id field of ``state`` (0, -1 and EOI included), the
+    coordinator's first: they hold the newest ids, so :func:`_canonical` can often stop early."""
+    _coordinator_ids(state.coordinator, add)
+    for ts in state.tasks:
+        _task_ids(ts, add)
+    _in_flight_ids(state, add)
 
 
 def checkpoint_ids(state: JobState) -> set[int]:
@@ -223,32 +234,45 @@ def checkpoint_ids(state: JobState) -> set[int]:
 _NOT_IDS = frozenset((0, -1, EOI))
 
 
-class _AlreadyDense(Exception):
-    """Raised by :func:`_ids_to_rename`'s walk once every id ``1..last_id`` has been seen."""
+class _IdsSeen:
+    """The distinct ids a walk has passed, and how many of them lie in ``1..last``."""
+
+    __slots__ = ("seen", "last", "in_range")
+
+    def __init__(self, last: int) -> None:
+        self.seen: set[int] = set()
+        self.last = last
+        self.in_range = 0
+
+    def add(self, k: int) -> None:
+        if k not in self.seen:
+            self.seen.add(k)
+            if 0 < k <= self.last:
+                self.in_range += 1
+
+    def dense(self) -> bool:
+        """Whether every id ``1..last`` has been seen, so no other id can follow."""
+        return self.last > 0 and self.in_range == self.last
 
 
 def _ids_to_rename(state: JobState) -> list[int] | None:
     """The sorted ids of ``state`` when they are not ``1..m`` already, else None. Every id of a
     state is at most the coordinator's ``last_id`` (C2: a new id is the newest plus one), so once
-    ``last_id`` distinct ids have been seen they are ``1..last_id`` and the walk stops."""
-    last = state.coordinator.last_id
-    seen: set[int] = set()
-    in_range = 0    # distinct ids seen in 1..last
-
-    def add(k: int) -> None:
-        nonlocal in_range
-        if k not in seen:
-            seen.add(k)
-            if 0 < k <= last:
-                in_range += 1
-                if in_range == last:
-                    raise _AlreadyDense
-
-    try:
-        _walk_ids(state, add)
-    except _AlreadyDense:
+    ``last_id`` distinct ids have been seen they are ``1..last_id``, and the walk stops at the end
+    of the part it is in (the coordinator, a task, or the channels and the rest)."""
+    found = _IdsSeen(state.coordinator.last_id)
+    add = found.add
+    # An exception out of the walk would stop it sooner, but raising one costs more than the
+    # rest of a task's ids (compiled, measured: about 3 % of the whole search).
+    _coordinator_ids(state.coordinator, add)
+    if found.dense():
         return None
-    ids = sorted(seen.difference(_NOT_IDS))
+    for ts in state.tasks:
+        _task_ids(ts, add)
+        if found.dense():
+            return None
+    _in_flight_ids(state, add)
+    ids = sorted(found.seen.difference(_NOT_IDS))
     return None if not ids or ids[-1] == len(ids) else ids
 
 
