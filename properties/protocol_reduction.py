@@ -95,12 +95,6 @@ class _Closure:
         # smaller than the best found so far (or than the limit it was refused at).
         self.hopeless: set = set()
 
-    def of(self, group: tuple):
-        found = self.neighbours.get(group)
-        if found is None:
-            found = self.neighbours[group] = self._work_out(group)
-        return found
-
     def _work_out(self, group: tuple):
         i = self.enabled.get(group)
         if i is None:
