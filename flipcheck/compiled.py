@@ -29,7 +29,8 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["COMPILED_DIR", "COMPILED_MODULES", "PACKAGE_DIRS", "PURE_PYTHON_VARIABLE", "SOURCES_FILE", "activate",
+__all__ = ["COMPILED_DIR", "COMPILED_MODULES", "PACKAGE_DIRS", "PURE_PYTHON_VARIABLE", "RECORD_REPLACE_MODULE",
+           "SOURCES_FILE", "activate",
            "active_modules", "build_label", "source_digests", "stale_sources"]
 
 #: Relative to the repository root (an editable install's parent of ``flipcheck/``).
@@ -61,18 +62,28 @@ COMPILED_MODULES = (
     "flipcheck.properties.protocol_explore",
     "flipcheck.properties.protocol_trace_validation",
     "flipcheck.parallel_explore.expansion",
+    "flipcheck.record_replace",
 )
+#: Where the compiled ``_replace`` of the model's records comes from (:func:`_install_replace`).
+RECORD_REPLACE_MODULE = "flipcheck.record_replace"
 
 _ROOT = Path(__file__).resolve().parent.parent
 _active: dict[str, str] = {}
 _stale: list[str] = []
 
 
+def _source_of(name: str) -> Path:
+    """The source file of the installed module ``name`` (``flipcheck.model.x`` is model/x.py)."""
+    parts = name.split(".")[1:]
+    if parts[0] in PACKAGE_DIRS:
+        return (_ROOT / PACKAGE_DIRS[parts[0]]).joinpath(*parts[1:]).with_suffix(".py")
+    return (_ROOT / "flipcheck").joinpath(*parts).with_suffix(".py")
+
+
 def _sources() -> list[Path]:
     """The files a build depends on: each compiled module's source, and every file of
     model/protocol (the compiled rules read the interpreted ``structure`` and ``switches``)."""
-    files = {_ROOT / PACKAGE_DIRS.get(name.split(".")[1], "flipcheck/" + name.split(".")[1])
-             / Path(*name.split(".")[2:]).with_suffix(".py") for name in COMPILED_MODULES}
+    files = {_source_of(name) for name in COMPILED_MODULES}
     files.update((_ROOT / "model" / "protocol").glob("*.py"))
     return sorted(files)
 
@@ -101,6 +112,30 @@ def _extension(name: str) -> Path | None:
     return None
 
 
+def _install_replace() -> None:
+    """Give the records (NamedTuple classes) of every compiled module imported so far the
+    compiled ``_replace`` (:mod:`flipcheck.record_replace`): mypyc leaves them Python classes,
+    whose ``_replace`` is ``collections``' interpreted one. It answers exactly as that one does
+    (tested). Run after each compiled module the finder loads: mypyc imports the other modules of
+    its build from within, past the finder, so each time every compiled module is looked at."""
+    from flipcheck.record_replace import Replace
+    for name in _active:
+        module = sys.modules.get(name)
+        if module is None or name == RECORD_REPLACE_MODULE:
+            continue
+        for value in vars(module).values():
+            if (isinstance(value, type) and issubclass(value, tuple) and hasattr(value, "_fields")
+                    and value.__module__ == name and not isinstance(value.__dict__.get("_replace"), Replace)):
+                value._replace = Replace()
+
+
+class _CompiledLoader(importlib.machinery.ExtensionFileLoader):
+    def exec_module(self, module) -> None:
+        super().exec_module(module)
+        if module.__name__ != RECORD_REPLACE_MODULE:
+            _install_replace()
+
+
 class _CompiledFinder:
     """Finds the compiled copy of a module in :data:`COMPILED_MODULES`, and nothing else."""
 
@@ -109,7 +144,7 @@ class _CompiledFinder:
         location = _active.get(name)
         if location is None:
             return None
-        loader = importlib.machinery.ExtensionFileLoader(name, location)
+        loader = _CompiledLoader(name, location)
         return importlib.util.spec_from_file_location(name, location, loader=loader)
 
 

@@ -16,7 +16,8 @@ import pytest
 
 import manifest
 from flipcheck.bench.builds import measure_in_fresh_process
-from flipcheck.compiled import COMPILED_MODULES, PURE_PYTHON_VARIABLE, active_modules, stale_sources
+from flipcheck.compiled import (COMPILED_MODULES, PURE_PYTHON_VARIABLE, RECORD_REPLACE_MODULE, active_modules,
+                                stale_sources)
 from flipcheck.flink.suite import alter_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +70,7 @@ def test_the_switches_variants_override_stay_interpreted():
     """Compiled, switches.py ignored the class attributes variants override (issue 27)."""
     assert "flipcheck.model.protocol.switches" not in COMPILED_MODULES
     assert all(name.startswith(("flipcheck.model.protocol.", "flipcheck.properties.", "flipcheck.parallel_explore."))
-               for name in COMPILED_MODULES)
+               or name == RECORD_REPLACE_MODULE for name in COMPILED_MODULES)
 
 
 @pytest.mark.skipif(os.environ.get(PURE_PYTHON_VARIABLE, "") not in ("", "0") or _compiler() is None,
