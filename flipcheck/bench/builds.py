@@ -95,9 +95,15 @@ def measure_in_fresh_process(configs: list[dict], pure: bool) -> list[dict]:
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
-def compare(config: dict) -> tuple[dict, dict]:
-    """``(pure, default build)`` measurements of ``config``, back to back in fresh processes."""
-    return measure_in_fresh_process([config], pure=True)[0], measure_in_fresh_process([config], pure=False)[0]
+def compare(config: dict, pure_first: bool = True) -> tuple[dict, dict]:
+    """``(pure, default build)`` measurements of ``config``, back to back in fresh processes
+    (the pure one first unless ``pure_first`` is False: alternating the order over repeated
+    pairs keeps a machine that speeds up or slows down from favouring one build)."""
+    if pure_first:
+        pure = measure_in_fresh_process([config], pure=True)[0]
+        return pure, measure_in_fresh_process([config], pure=False)[0]
+    compiled = measure_in_fresh_process([config], pure=False)[0]
+    return measure_in_fresh_process([config], pure=True)[0], compiled
 
 
 if __name__ == "__main__":

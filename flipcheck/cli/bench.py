@@ -86,8 +86,9 @@ def configure(parser) -> None:
                              "(default: 30)")
     parser.add_argument("--json", action="store_true", help="one JSON object per measurement")
     parser.add_argument("--repeat", type=bounded_int(1, MAX_REPEAT), metavar="N",
-                        help="sweep: best of N runs per timing; explore's workers table: N pairs of "
-                             "runs, the median pair's speedup (default: 1)")
+                        help="sweep: best of N runs per timing; explore's workers table and explore "
+                             "--builds: N pairs of runs (--builds alternates which build goes first), the "
+                             "median pair's speedup (default: 1)")
     parser.add_argument("--suites", type=name, metavar="A,B", help="sweep: comma-separated suites (default: every suite in this build)")
     parser.add_argument("--lines", type=bounded_int(1_000, 2_000_000), metavar="N",
                         help="conform: about how many lines the real job's log should have (default: 100,000)")
@@ -120,9 +121,9 @@ def _check_options(args) -> None:
     for name in ("flink", "flink_home"):
         if getattr(args, name) is not None and name not in OPTIONS[args.target]:
             raise UsageError(f"--{name.replace('_', '-')} does not apply to `bench {args.target}` (it applies to bench flink)")
-    if args.target == "explore" and repeat_given and (args.builds or "workers" not in args.tables.split(",")):
-        raise UsageError("--repeat applies to `bench explore`'s workers table only (--tables workers), "
-                         "not to --builds or the stores and spark tables")
+    if args.target == "explore" and repeat_given and not args.builds and "workers" not in args.tables.split(","):
+        raise UsageError("--repeat applies to `bench explore --builds` and to its workers table (--tables workers), "
+                         "not to the stores and spark tables")
 
 
 def _bench_barriers(args) -> int:
@@ -147,45 +148,55 @@ REDUCED = ("por", "symmetry", "all")   # the reductions bench explore measures b
 
 
 def _bench_builds(args) -> int:
-    """Pure-Python against compiled states/s per pinned configuration (flipcheck.bench.builds);
+    """Pure-Python against compiled states/s per pinned configuration (flipcheck.bench.builds),
+    ``--repeat`` pairs of runs each (the median of each column; the ratio is the median pair's);
     exit code 1 if the two builds disagree on any count, verdict or trace length."""
+    from statistics import median
+
     from flipcheck.bench.builds import compare, pinned_configurations
 
     same_fields = ("states", "transitions", "complete", "violated", "trace_lengths")
     disagree, build = 0, "-"
     if not args.json:
         print(f"{'configuration':<32} {'states':>8} {'pure st/s':>10} {'compiled st/s':>13} {'ratio':>6} "
-              f"{'wall ratio':>10} {'B/state':>8} {'same':>5}")
+              f"{'wall ratio':>10} {'B/state':>8} {'same':>5}" + ("  ratios" if args.repeat > 1 else ""))
     for config, pinned_seconds in pinned_configurations():
         name = (f"{config['graph']}" + (f" p{config['parallelism']}" if config.get("parallelism", 1) > 1 else "")
                 + f" {config['mode']} r{'*' if config['records'] is None else config['records']}"
                 + f" c{config['checkpoints']} f{config['failures']}" + (" swsp" if config["stop_with_savepoint"] else ""))
-        if pinned_seconds > args.budget:
+        if pinned_seconds * args.repeat > args.budget:
             print(json.dumps({"config": config, "skipped_pinned_seconds": pinned_seconds}) if args.json else
-                  f"{name:<32} skipped (pinned {pinned_seconds:,.1f} s > --budget)", flush=True)
+                  f"{name:<32} skipped (pinned {pinned_seconds:,.1f} s x {args.repeat} > --budget)", flush=True)
             continue
-        pure, compiled = compare(config)
+        pairs = [compare(config, pure_first=i % 2 == 0) for i in range(args.repeat)]
+        pure, compiled = pairs[0]
         built, build = compiled["compiled_modules"] > 0, compiled["build"]
-        same = all(pure[f] == compiled[f] for f in same_fields)
+        same = all(p[f] == pure[f] == c[f] for p, c in pairs for f in same_fields)
         disagree += not same
-        ratio = compiled["states_per_cpu_second"] / pure["states_per_cpu_second"] if built else None
-        wall_ratio = compiled["states_per_second"] / pure["states_per_second"] if built else None
+        ratios = sorted(c["states_per_cpu_second"] / p["states_per_cpu_second"] for p, c in pairs) if built else []
+        wall_ratios = sorted(c["states_per_second"] / p["states_per_second"] for p, c in pairs) if built else []
+        ratio, wall_ratio = (median(ratios), median(wall_ratios)) if built else (None, None)
+        pure_rate = round(median(p["states_per_cpu_second"] for p, _ in pairs))
+        compiled_rate = round(median(c["states_per_cpu_second"] for _, c in pairs)) if built else None
         if args.json:
             print(json.dumps({"config": config, "states": pure["states"], "build": compiled["build"],
-                              "pure_states_per_cpu_second": pure["states_per_cpu_second"],
-                              "compiled_states_per_cpu_second": compiled["states_per_cpu_second"] if built else None,
+                              "pure_states_per_cpu_second": pure_rate,
+                              "compiled_states_per_cpu_second": compiled_rate,
                               "ratio": round(ratio, 2) if ratio else None,
                               "wall_ratio": round(wall_ratio, 2) if wall_ratio else None,
+                              "ratios": [round(r, 2) for r in ratios], "pairs": args.repeat,
                               "pure_seconds": pure["seconds"], "compiled_seconds": compiled["seconds"],
                               "bytes_per_state": pure["bytes_per_state"], "same_verdict": same}), flush=True)
         else:
-            print(f"{name:<32} {pure['states']:>8} {pure['states_per_cpu_second']:>10,} "
-                  f"{(format(compiled['states_per_cpu_second'], ',') if built else 'not built'):>13} "
+            print(f"{name:<32} {pure['states']:>8} {pure_rate:>10,} "
+                  f"{(format(compiled_rate, ',') if built else 'not built'):>13} "
                   f"{(f'x{ratio:.2f}') if ratio else '-':>6} {(f'x{wall_ratio:.2f}') if wall_ratio else '-':>10} "
-                  f"{pure['bytes_per_state']:>8} {str(same):>5}", flush=True)
+                  f"{pure['bytes_per_state']:>8} {str(same):>5}"
+                  + ("  " + " ".join(f"{r:.2f}" for r in ratios) if args.repeat > 1 else ""), flush=True)
     if not args.json:
-        print(f"the default build: {build}. States/s per core: CPU time of the search alone (imports excluded); "
-              "wall ratio: the same in wall time. r* = the graph's own records, swsp = stop-with-savepoint")
+        print(f"the default build: {build}. States/s per core: CPU time of the search alone (imports excluded), "
+              f"the median of {args.repeat} run(s) per build; ratio: the median pair's; wall ratio: the same in "
+              "wall time. r* = the graph's own records, swsp = stop-with-savepoint")
     return 1 if disagree else 0
 
 

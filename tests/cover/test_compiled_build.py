@@ -137,3 +137,24 @@ def test_conform_finds_the_same_compiled(tmp_path):
         compiled, pure = _conform_in_fresh_process(run, pure=False), _conform_in_fresh_process(run, pure=True)
         assert compiled == pure
     assert compiled["conforms"] is False and compiled["first_unexplained"]["why"].startswith("C5")
+
+
+@needs_compiled
+def test_bench_builds_repeats_pairs_in_alternating_order_and_reports_the_median_pairs_ratio(capsys):
+    """``bench explore --builds --repeat 3``: three pairs per configuration, pure first, then
+    compiled first, then pure first; the ratio printed is the middle of the three."""
+    from flipcheck.cli import main
+
+    code = main(["bench", "explore", "--builds", "--budget", "0.1", "--repeat", "3", "--json"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    measured = [row for row in rows if "ratios" in row]
+    assert code == 0 and measured, rows
+    for row in measured:
+        assert row["pairs"] == 3 and len(row["ratios"]) == 3 and row["ratios"] == sorted(row["ratios"])
+        assert row["ratio"] == row["ratios"][1] and row["same_verdict"] is True
+    # --budget counts every pair: a configuration is skipped when 3 x its pinned seconds exceeds it
+    from flipcheck.bench.builds import pinned_configurations
+    pinned = pinned_configurations()
+    assert [row["config"] for row in measured] == [config for config, seconds in pinned if 3 * seconds <= 0.1]
+    assert [row["skipped_pinned_seconds"] for row in rows if "ratios" not in row] == [
+        seconds for _, seconds in pinned if 3 * seconds > 0.1]

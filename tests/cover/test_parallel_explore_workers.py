@@ -260,7 +260,7 @@ def test_a_repeated_bench_row_is_the_pair_with_the_median_speedup():
 
 @pytest.mark.parametrize("argv, named", [(["bench", "explore", "--tables", "stores,nope"], "'nope'"),
                                          (["bench", "plan", "--tables", "workers"], "does not apply"),
-                                         (["bench", "explore", "--builds", "--repeat", "3"], "--repeat"),
+                                         (["bench", "explore", "--tables", "stores", "--repeat", "3"], "--repeat"),
                                          (["bench", "explore", "--tables", "spark", "--repeat", "3"], "workers table")])
 def test_bench_tables_bad_input_is_one_line_exit_2(capsys, argv, named):
     code = main(argv)
