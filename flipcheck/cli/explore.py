@@ -70,10 +70,10 @@ expanded; a larger one is refused before any work (exit 2, naming the size and t
 
 workers: by default the search runs on every core, in as many processes (--workers N: in N;
 --workers 1: in this process; --property and --store states always search in one process).
-Measured on 2 cores, 2 workers were 1.16-1.63x as fast as one process on the pinned
+Measured on 2 cores, 2 workers were 1.22-1.51x as fast as one process on the pinned
 configurations over 50,000 states, with and without the default --reduction all (medians of
-three runs, against a single process that did not yet pause Python's cycle collector, which
-now saves it 6-8 %; docs/protocol.md, "Every core"). The workers expand one
+three pairs, 2026-11-28, compiled: the faster one process got, the more the workers' own costs
+weigh; docs/protocol.md, "Every core"). The workers expand one
 breadth-first level at a time, each the states it holds; one process (the driver) numbers the new
 states in the single-process order, so the counts, the coverage and every trace are those of
 --workers 1, number for number. A new state stays with the worker that made it; only what
