@@ -42,6 +42,9 @@ PACKAGE_DIRS = {"model": "model", "properties": "properties", "generators": "gen
                 "reference_impl": "reference_impl"}
 PURE_PYTHON_VARIABLE = "FLIPCHECK_PURE_PYTHON"
 
+#: Where the compiled ``_replace`` of the model's records comes from (:func:`_install_replace`).
+RECORD_REPLACE_MODULE = "flipcheck.record_replace"
+
 #: The modules compiled: model/ files unchanged but for annotations, properties/ files with a few
 #: small edits where mypyc crashed (docs/compiled.md). Interpreted: switches.py, subclassed by
 #: every variant (compiled, it would ignore their overrides), and structure.py (a NamedTuple field
@@ -62,10 +65,8 @@ COMPILED_MODULES = (
     "flipcheck.properties.protocol_explore",
     "flipcheck.properties.protocol_trace_validation",
     "flipcheck.parallel_explore.expansion",
-    "flipcheck.record_replace",
+    RECORD_REPLACE_MODULE,
 )
-#: Where the compiled ``_replace`` of the model's records comes from (:func:`_install_replace`).
-RECORD_REPLACE_MODULE = "flipcheck.record_replace"
 
 _ROOT = Path(__file__).resolve().parent.parent
 _active: dict[str, str] = {}

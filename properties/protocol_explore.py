@@ -211,13 +211,20 @@ def _in_flight_ids(state: JobState, add) -> None:
             add(k)
 
 
-def _walk_ids(state: JobState, add) -> None:
-    """Call ``add`` on every checkpoint id field of ``state`` (0, -1 and EOI included), the
-    coordinator's first: they hold the newest ids, so :func:`_canonical` can often stop early."""
+def _walk_ids(state: JobState, add, done: Callable[[], bool] | None = None) -> bool:
+    """Call ``add`` on every checkpoint id field of ``state`` (0, -1 and EOI included), in three
+    parts: the coordinator's first (they hold the newest ids, so :func:`_ids_to_rename` can often
+    stop there), then each task's, then the channels' and the rest. With ``done``, the walk stops
+    after the first part at whose end ``done()`` holds, and says whether it stopped early."""
     _coordinator_ids(state.coordinator, add)
+    if done is not None and done():
+        return True
     for ts in state.tasks:
         _task_ids(ts, add)
+        if done is not None and done():
+            return True
     _in_flight_ids(state, add)
+    return False
 
 
 def checkpoint_ids(state: JobState) -> set[int]:
@@ -261,17 +268,10 @@ def _ids_to_rename(state: JobState) -> list[int] | None:
     ``last_id`` distinct ids have been seen they are ``1..last_id``, and the walk stops at the end
     of the part it is in (the coordinator, a task, or the channels and the rest)."""
     found = _IdsSeen(state.coordinator.last_id)
-    add = found.add
-    # An exception out of the walk would stop it sooner, but raising one costs more than the
+    # Stopped between parts, not by an exception out of the walk: raising one costs more than the
     # rest of a task's ids (compiled, measured: about 3 % of the whole search).
-    _coordinator_ids(state.coordinator, add)
-    if found.dense():
+    if _walk_ids(state, found.add, found.dense):
         return None
-    for ts in state.tasks:
-        _task_ids(ts, add)
-        if found.dense():
-            return None
-    _in_flight_ids(state, add)
     ids = sorted(found.seen.difference(_NOT_IDS))
     return None if not ids or ids[-1] == len(ids) else ids
 
