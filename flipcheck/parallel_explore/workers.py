@@ -102,6 +102,9 @@ class WorkersReport:
     states_moved: int = 0     # states sent to another worker, to balance a level
     states_given: int = 0     # states an idle worker expanded for a busy one, at a level's end
     imbalance: int = 0        # the most states one worker held beyond another, over the levels
+    # States expanded, by the workers or the driver. A bound met within a level stops the workers
+    # after the part each is on, so at most a part each (STREAM_STATES) past the one that met it.
+    states_expanded: int = 0
     resumed_at: int | None = None   # the saved level a resumed search went on from
 
     @property
@@ -163,8 +166,9 @@ class _Share:
 def _expand_streamed(text: str, share: _Share, conn, per_message: int, held: dict, tag: tuple, last_tag: tuple,
                      inboxes) -> None:
     """Expand ``share``, keep the successors in ``held`` and send the steps to the driver in parts
-    of ``per_message`` states. With ``inboxes``, the driver may ask between two parts for half of
-    what is left (``("give", taker)``), which goes to the taker's inbox; it asks once a level."""
+    of ``per_message`` states. Between two parts the driver may ask for half of what is left
+    (``("give", taker)``, once a level, only with ``inboxes``), which goes to the taker's inbox,
+    or say that the search met its bound (``("cut", None)``): then the rest is not expanded."""
     started = time.process_time()
     steps: list = []
     for record in expand(text, share):
@@ -175,9 +179,11 @@ def _expand_streamed(text: str, share: _Share, conn, per_message: int, held: dic
         if len(steps) == per_message:   # the driver numbers these while we go on
             conn.send(tag + (steps,))
             steps = []
-            if inboxes is not None and conn.poll():
+            if conn.poll():
                 command, taker = conn.recv()
-                assert command == "give", command   # the only command a worker is sent while it expands
+                if command == _CUT:
+                    break
+                assert command == "give" and inboxes is not None, command   # the driver asks each worker once
                 inboxes[taker].put(share.give_half())
                 inboxes = None
     conn.send(last_tag + (steps, time.process_time() - started, time.perf_counter()))
@@ -206,6 +212,8 @@ def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
                                  (_TAKEN_STEPS, giver), (_TAKEN_LAST, giver), None)
             elif command == "give":   # asked after this worker's expansion ended: nothing is left to give
                 inboxes[payload].put([])
+            elif command == _CUT:   # the bound was met after this worker's expansion ended
+                pass
             elif command == "route":   # payload: the new states this worker made first, their numbers and holders
                 started = time.process_time()
                 outgoing: list = [[] for _ in range(count)]
@@ -232,6 +240,7 @@ def _serve(text: str, me: int, count: int, conn, inboxes) -> None:
 _FAILED = "flipcheck worker failed"
 _STEPS, _LAST_STEPS = "steps", "last steps"   # a level's steps, sent as the worker makes them
 _TAKEN_STEPS, _TAKEN_LAST = "taken steps", "last taken steps"   # steps of states another worker gave
+_CUT = "cut"   # the search met its bound: what is left of the level is not expanded (nor numbered)
 # States a worker expands before it sends their steps: the driver numbers them while the workers
 # expand the rest of the level, so only the last message's numbering waits on them.
 STREAM_STATES = 500
@@ -339,6 +348,7 @@ class _Streamed:
         self.cpus: list = [0.0] * count   # each worker's CPU seconds for the level
         self.ended = 0.0       # when the last worker ended (perf_counter is one clock for all processes)
         self.given = 0         # states expanded by another worker than the one that held them
+        self.expanded = 0      # states whose steps were received
         self._waiting, self._every = waiting, every
         self._pool, self._holder = pool, holder
         self._left = Counter(holder.values())      # per worker: states of its share not yet reported
@@ -347,6 +357,7 @@ class _Streamed:
         self._expanding = set(range(count))   # workers still expanding their own share
         self._taker: dict = {}                # giver -> the worker expanding what it gave
         self._asked: set = set()              # workers asked to give (once a level)
+        self._cut = False                     # the bound was met: the rest of the level is dropped
         self._listening = set(pool.conns)     # the pipes more is still to come on
         self._worker = {conn: w for w, conn in enumerate(pool.conns)}
         for conn in pool.conns:
@@ -361,9 +372,11 @@ class _Streamed:
             if tag in (_STEPS, _LAST_STEPS):
                 self._own[w].append(answer[1])
                 self._left[w] -= len(answer[1])
+                self.expanded += len(answer[1])
             else:   # steps of states ``answer[1]`` gave to w
                 self._taken[answer[1]].append(answer[2])
                 self.given += len(answer[2])
+                self.expanded += len(answer[2])
                 for step in answer[2]:
                     self._holder[step[0]] = w
             if tag in (_LAST_STEPS, _TAKEN_LAST):
@@ -376,8 +389,17 @@ class _Streamed:
                     del self._taker[answer[1]]
                 self._find_work_for(w)
 
+    def cut(self) -> None:
+        """The search met its bound: tell every worker still expanding to stop after the part it
+        is on (what it sends is read, not numbered), and give no more work out."""
+        self._cut = True
+        for conn in self._listening:
+            conn.send((_CUT, None))
+
     def _find_work_for(self, taker: int) -> None:
         """Have the worker with the most states left give half of them to the idle ``taker``."""
+        if self._cut:
+            return
         left = [w for w in self._expanding if w not in self._asked and self._left[w] >= GIVE_AT]
         if not left:
             return
@@ -530,6 +552,7 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
                 break
             depth += 1
             if pool is None:
+                report.states_expanded += len(level)
                 held, results = _expand_level(text, level)
                 serial, serial_cpu = time.perf_counter(), time.process_time()
                 fresh, cut = number_level(builder, depth, results, max_states)
@@ -539,6 +562,8 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
                     lambda: progress(graph, time.perf_counter() - started)), every=max(progress_every, 0.1))
                 level_cpu = time.process_time()
                 fresh, cut = number_level(builder, depth, streamed.steps, max_states)
+                if cut:   # one process stops at the bound too: the rest of the level is not expanded
+                    streamed.cut()
                 for _ in streamed.steps:   # cut short: the parts still on their way are read, not numbered
                     pass
                 # Serial: the driver's numbering after the last worker ended (CPU-bound, so its CPU
@@ -549,6 +574,7 @@ def _search(text: str, count: int, report: WorkersReport, *, max_states: int | N
                 report.driver_overlapped_cpu_seconds += serial_cpu - level_cpu
                 report.slowest_worker_cpu_seconds += max(streamed.cpus)
                 report.states_given += streamed.given
+                report.states_expanded += streamed.expanded
                 routes, holder, imbalance = _placed(fresh, graph.parent, holder, count)
                 report.imbalance = max(report.imbalance, imbalance)
             truncated = truncated or cut

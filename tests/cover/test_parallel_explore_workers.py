@@ -148,6 +148,25 @@ def test_a_search_cut_by_max_states_ends_where_the_single_process_one_does(reduc
     assert _traces(spread) == _traces(alone)
 
 
+def test_a_bound_met_early_in_a_level_stops_the_workers_before_the_rest_of_it():
+    """Once the bound is met the driver tells the workers to stop after the part they are on:
+    they expand about what one process expands, not the rest of the level (at 2,000,000 states of
+    the hidden join, unaligned, 2 checkpoints, that rest was 264,000 expansions, 16 % more)."""
+    spec = job_spec(example_graph("pair"), "flip-147", {"mode": "unaligned", "records": 2, "checkpoints": 2,
+                                                        "failures": 1})
+    first = explore_job_on_workers(spec, workers=2, max_states=70_000, liveness=False)
+    depths = list(first.graph.depth)
+    numbered = max(depths) - 1   # the deepest level numbered in full
+    widest = max(range(1, numbered + 1), key=depths.count)
+    through_widest = sum(1 for d in depths if d <= widest)
+    report = WorkersReport(2)
+    # Bound met by the first new state one level deeper: one process expands a few of the widest
+    # level's states; before, the workers expanded all of them.
+    cut = explore_job_on_workers(spec, workers=2, max_states=through_widest + 1, liveness=False, report=report)
+    assert not cut.complete and cut.graph.depth[len(cut.graph) - 1] == widest + 1
+    assert cut.graph.expanded <= report.states_expanded < through_widest
+
+
 class _Killed(Exception):
     pass
 
