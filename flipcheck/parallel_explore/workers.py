@@ -10,6 +10,8 @@ The search runs breadth-first, one level per round, like the Spark exploration
    order the single-process explorer would (:func:`~.expansion.number_level`: the same
    :class:`~flipcheck.properties.explore.GraphBuilder`, its seen-set and the graph that the
    liveness properties need), while the workers expand the rest of the level (:class:`_Streamed`);
+   when the numbering meets ``max_states`` the driver tells them to stop after the part each is
+   on, as one process stops at the bound (``_Streamed.cut``);
 3. a worker that ends its share while another still has :data:`GIVE_AT` states or more to
    expand is given the last half of them: the states cost unequal work, so equal shares end at
    different times, and the wall time of a level is its busiest worker's;
